@@ -1,0 +1,8 @@
+"""skftrl: FTRL-Proximal online learning for scikit-learn."""
+
+from ._classifier import FTRLClassifier
+from ._regressor import FTRLRegressor
+
+__version__ = "0.1.0"
+
+__all__ = ["FTRLClassifier", "FTRLRegressor", "__version__"]

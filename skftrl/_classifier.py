@@ -1,0 +1,355 @@
+"""FTRLClassifier: logistic (binary) and multinomial (softmax) FTRL-Proximal."""
+
+import numpy as np
+from scipy.special import expit, log_expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+
+from ._base import BaseFTRL, unchanged_on_error
+
+
+class FTRLClassifier(ClassifierMixin, BaseFTRL):
+    """Linear classifier trained online with FTRL-Proximal.
+
+    Follow-The-Regularized-Leader Proximal (McMahan et al., "Ad Click
+    Prediction: a View from the Trenches", KDD 2013, Algorithm 1) with
+    per-coordinate learning rates and L1/L2 regularization. Two classes use
+    one logistic output; three or more use a multinomial (softmax) model with
+    one output per class. Each update touches only the non-zero features of a
+    row, so training cost is proportional to the number of non-zeros, and L1
+    gives exactly sparse weights. The intercept is never regularized.
+
+    Rows are processed one at a time, in order: this is the exact algorithm.
+
+    Parameters
+    ----------
+    learning_rate : float, default=0.1
+        The paper's ``alpha``, the scale of the per-coordinate learning rate
+        ``alpha / (beta + sqrt(n_i))``. Range (0, inf).
+
+    beta : float, default=1.0
+        Smooths the learning rate of rarely seen coordinates. Range [0, inf).
+
+    l1 : float, default=0.0
+        L1 regularization strength (the paper's ``lambda_1``); larger values
+        give sparser weights. It is an absolute threshold on the accumulated
+        gradient ``|z_i|``, so it grows with the number of rows. Range [0, inf).
+
+    l2 : float, default=0.0
+        L2 regularization strength (the paper's ``lambda_2``). Range [0, inf).
+
+    fit_intercept : bool, default=True
+        Whether to learn an (unregularized) intercept.
+
+    max_iter : int, default=100
+        Maximum number of passes over the data in :meth:`fit`.
+        :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
+
+    tol : float or None, default=1e-3
+        :meth:`fit` stops when the mean progressive loss of a pass (each row's
+        loss before it is learned) has not improved on the best pass by at
+        least ``tol`` for ``n_iter_no_change`` passes in a row. ``None`` runs
+        all ``max_iter`` passes. Range [0, inf).
+
+    n_iter_no_change : int, default=5
+        Passes without improvement before :meth:`fit` stops. Range [1, inf).
+
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the rows before each pass.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling in :meth:`fit`. Pass an int for reproducible
+        results.
+
+    warm_start : bool, default=False
+        If True, :meth:`fit` continues from the current state instead of
+        starting afresh. :meth:`partial_fit` always continues.
+
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, multiplying ``sample_weight``. ``"balanced"`` uses
+        ``n_samples / (n_classes * np.bincount(y))`` and is supported by
+        :meth:`fit` only, as in :class:`~sklearn.linear_model.SGDClassifier`.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
+
+    coef_ : ndarray of shape (n_outputs, n_features)
+        The weights, computed in closed form from ``z_`` and ``n_``;
+        ``n_outputs`` is 1 for two classes, else ``n_classes``.
+
+    intercept_ : ndarray of shape (n_outputs,)
+        The intercept, computed in closed form from ``z_intercept_`` and
+        ``n_intercept_``.
+
+    z_ : ndarray of shape (n_outputs, n_features)
+        The paper's ``z``: the accumulated gradients minus the proximal
+        corrections, one per (output, feature). With ``n_`` it is the whole
+        learned state.
+
+    n_ : ndarray of shape (n_outputs, n_features)
+        The paper's ``n``: the sum of squared gradients per (output, feature).
+
+    z_intercept_ : ndarray of shape (n_outputs,)
+        ``z`` of the intercept.
+
+    n_intercept_ : ndarray of shape (n_outputs,)
+        ``n`` of the intercept.
+
+    n_iter_ : int
+        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+
+    n_samples_seen_ : int
+        Rows learned from since the state was created, counting every pass.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    FTRLRegressor : FTRL-Proximal for regression.
+    sklearn.linear_model.SGDClassifier : Linear models trained with SGD.
+
+    References
+    ----------
+    H. B. McMahan et al., "Ad Click Prediction: a View from the Trenches",
+    KDD 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skftrl import FTRLClassifier
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> y = np.array(["spam", "ham", "spam", "ham"])
+    >>> clf = FTRLClassifier(learning_rate=0.5, random_state=0).fit(X, y)
+    >>> clf.predict([[1.0, 0.0], [0.0, 1.0]])
+    array(['spam', 'ham'], dtype='<U4')
+    >>> clf.predict_proba([[1.0, 0.0]]).round(2)
+    array([[0.01, 0.99]])
+    """
+
+    _parameter_constraints: dict = {
+        **BaseFTRL._parameter_constraints,
+        "class_weight": [StrOptions({"balanced"}), dict, None],
+    }
+    _numeric_targets = False
+
+    def __init__(
+        self,
+        *,
+        learning_rate=0.1,
+        beta=1.0,
+        l1=0.0,
+        l2=0.0,
+        fit_intercept=True,
+        max_iter=100,
+        tol=1e-3,
+        n_iter_no_change=5,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+        class_weight=None,
+    ):
+        self.learning_rate = learning_rate
+        self.beta = beta
+        self.l1 = l1
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
+    def _kernel_loss(self):
+        return ("log_loss" if self.z_.shape[0] == 1 else "multinomial"), 0.0
+
+    def _prepare(self, X, y, sample_weight, classes, reset):
+        """Validate a batch: canonical X, kernel targets, per-row weights.
+
+        ``classes`` are the model's classes (new ones when ``reset``).
+        Nothing is stored on the estimator here beyond what validate_data sets.
+        """
+        X, y = self._validate_X_y(X, y, reset=reset)
+        check_classification_targets(y)
+        if classes is None:
+            classes = np.unique(y)
+        if len(classes) < 2:
+            raise ValueError(
+                "FTRLClassifier needs samples of at least 2 classes; got only "
+                f"one class: {classes[0]!r}."
+            )
+        unseen = np.setdiff1d(np.unique(y), classes)
+        if unseen.size:
+            raise ValueError(
+                f"y contains labels not in classes: {unseen.tolist()}; "
+                f"the classes are {classes.tolist()}."
+            )
+        class_index = np.searchsorted(classes, y)
+        if len(classes) == 2:
+            targets = (class_index == 1).astype(np.float64)
+        else:
+            targets = class_index.astype(np.intp)
+
+        sample_weight = self._validate_sample_weight(sample_weight, X)
+        if self.class_weight is not None:
+            class_weight = compute_class_weight(self.class_weight, classes=classes, y=y)
+            sample_weight = sample_weight * class_weight[class_index]
+        return X, targets, sample_weight, classes
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @unchanged_on_error
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with up to ``max_iter`` passes over the data.
+
+        Starts from a fresh state unless ``warm_start=True`` and the model is
+        already fitted.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; CSR is used as it is, other formats are converted.
+        y : array-like of shape (n_samples,)
+            Class labels of any type.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each row's gradient.
+
+        Returns
+        -------
+        self : FTRLClassifier
+            The fitted estimator.
+        """
+        keep_state = self.warm_start and self.__sklearn_is_fitted__()
+        classes = self.classes_ if keep_state else None
+        X, targets, sample_weight, classes = self._prepare(
+            X, y, sample_weight, classes, reset=not keep_state
+        )
+        if not keep_state:
+            self.classes_ = classes
+            self._init_state(1 if len(classes) == 2 else len(classes), X.shape[1])
+        self._fit_passes(X, targets, sample_weight)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @unchanged_on_error
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn from the rows of ``X`` in one pass, in order, from the current state.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels, each one of ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            All the classes the model will ever see. Required on the first
+            call; later calls may omit it or must pass the same classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each row's gradient.
+
+        Returns
+        -------
+        self : FTRLClassifier
+            The updated estimator.
+        """
+        if self.class_weight == "balanced":
+            raise ValueError(
+                "class_weight='balanced' is not supported for partial_fit: the "
+                "class frequencies of the whole stream are unknown. Compute them "
+                "with sklearn.utils.class_weight.compute_class_weight('balanced', "
+                "classes=classes, y=y) on a large enough sample and pass the "
+                "resulting dict as class_weight."
+            )
+        first_call = _check_partial_fit_first_call(self, classes)
+        X, targets, sample_weight, classes = self._prepare(
+            X, y, sample_weight, self.classes_, reset=first_call
+        )
+        if first_call:
+            self._init_state(1 if len(classes) == 2 else len(classes), X.shape[1])
+        self._pass(X, targets, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def decision_function(self, X):
+        """Margins: shape (n_samples,) for two classes, else (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray
+            For two classes, positive scores favour ``classes_[1]``.
+        """
+        scores = self._decision_scores(X)
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predict the class of each sample.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels, from ``classes_``.
+        """
+        scores = self._decision_scores(X)
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(np.intp)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X):
+        """Class probabilities; each row sums to 1.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        scores = self._decision_scores(X)
+        if scores.shape[1] == 1:
+            # expit on each side keeps the smaller probability accurate.
+            return np.column_stack([expit(-scores[:, 0]), expit(scores[:, 0])])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities, computed without underflow.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        scores = self._decision_scores(X)
+        if scores.shape[1] == 1:
+            return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
+        return log_softmax(scores, axis=1)

@@ -1,0 +1,201 @@
+"""The FTRL-Proximal numeric kernel: pure functions over numpy arrays.
+
+Nothing here knows about estimators or scikit-learn. The state of a model with
+``K`` outputs over ``F`` features is four arrays:
+
+- ``z``, ``n`` of shape ``(K, F)``: the paper's per-coordinate accumulators
+  (McMahan et al., KDD 2013, Algorithm 1);
+- ``z_intercept``, ``n_intercept`` of shape ``(K,)``: the same for the
+  intercept, a coordinate whose input is always 1 and which is never
+  regularized.
+
+The weights are never stored: :func:`weights_from_state` computes them in
+closed form. :func:`ftrl_pass` runs the exact per-row algorithm and updates the
+state in place, touching only the non-zero coordinates of each row.
+"""
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp, softmax
+
+# exp() of a margin above this overflows float64 (exp(709.78) is the limit).
+# The Poisson mean exp(margin) is capped here so that gradients stay finite.
+MAX_EXP_MARGIN = 700.0
+
+# A per-coordinate gradient is clipped to this magnitude, so that its square
+# (1e200) and the sum of many squares stay finite. Only inputs near 1e100 or
+# beyond ever reach it; for any realistic data it never takes effect.
+MAX_ABS_GRADIENT = 1e100
+
+LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
+
+
+def weights_from_state(z, n, learning_rate, beta, l1, l2):
+    """Closed-form FTRL-Proximal weights from the state ``(z, n)``.
+
+    ``w = 0`` where ``|z| <= l1``, else
+    ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``.
+
+    Works elementwise on arrays of any shape. Where the denominator is 0
+    (``beta = l2 = 0`` and ``n = 0``) the weight is 0, never ``inf``.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    shrunk = np.sign(z) * np.maximum(np.abs(z) - l1, 0.0)
+    denominator = (beta + np.sqrt(n)) / learning_rate + l2
+    weights = np.zeros_like(shrunk)
+    np.divide(shrunk, denominator, out=weights, where=denominator > 0)
+    return np.negative(weights, out=weights)
+
+
+def loss_derivative(loss, margins, targets, epsilon=0.1):
+    """Derivative of the loss with respect to the margins, ``dloss/dm``.
+
+    Parameters
+    ----------
+    loss : str
+        One of :data:`LOSSES`.
+    margins : ndarray of shape (n_rows, K)
+        ``K`` is 1 for every loss but ``"multinomial"``.
+    targets : ndarray of shape (n_rows,)
+        0/1 for ``"log_loss"``, class indices for ``"multinomial"``, real
+        values for the regression losses.
+    epsilon : float
+        The Huber threshold.
+
+    Returns
+    -------
+    ndarray of shape (n_rows, K), always finite for finite input.
+    """
+    if loss == "log_loss":
+        return expit(margins) - targets[:, None]
+    if loss == "multinomial":
+        derivative = softmax(margins, axis=1)
+        derivative[np.arange(len(targets)), targets] -= 1.0
+        return derivative
+    if loss == "squared_error":
+        return margins - targets[:, None]
+    if loss == "huber":
+        return np.clip(margins - targets[:, None], -epsilon, epsilon)
+    if loss == "poisson":
+        return np.exp(np.minimum(margins, MAX_EXP_MARGIN)) - targets[:, None]
+    raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
+
+
+def loss_value(loss, margins, targets, epsilon=0.1):
+    """Per-row loss for margins of shape (n_rows, K); returns shape (n_rows,).
+
+    Log losses are computed from the margins without forming probabilities,
+    so they stay finite for any finite margin. The Poisson loss is the
+    negative log-likelihood without its constant ``log(y!)``.
+    """
+    if loss == "log_loss":
+        m = margins[:, 0]
+        return -(targets * log_expit(m) + (1.0 - targets) * log_expit(-m))
+    if loss == "multinomial":
+        return logsumexp(margins, axis=1) - margins[np.arange(len(targets)), targets]
+    residual = margins[:, 0] - targets
+    if loss == "squared_error":
+        return 0.5 * residual**2
+    if loss == "huber":
+        absolute = np.abs(residual)
+        return np.where(
+            absolute <= epsilon,
+            0.5 * residual**2,
+            epsilon * absolute - 0.5 * epsilon**2,
+        )
+    if loss == "poisson":
+        m = np.minimum(margins[:, 0], MAX_EXP_MARGIN)
+        return np.exp(m) - targets * m
+    raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
+
+
+def _update_coordinates(z, n, weights, gradient, learning_rate):
+    """The FTRL-Proximal update of a set of coordinates, given their gradient.
+
+    Arrays ``z``, ``n`` and ``weights`` are the coordinates' state and current
+    weights, of the same shape as ``gradient``; returns the new ``(z, n)``.
+    ``sigma = (sqrt(n + g^2) - sqrt(n)) / alpha`` is computed as
+    ``g^2 / (alpha (sqrt(n + g^2) + sqrt(n)))``, which has no cancellation.
+    """
+    squared = gradient * gradient
+    new_n = n + squared
+    denominator = learning_rate * (np.sqrt(new_n) + np.sqrt(n))
+    # sigma is 0 where the denominator is: g^2 underflowed to 0 with n = 0.
+    sigma = np.zeros_like(squared)
+    np.divide(squared, denominator, out=sigma, where=denominator > 0)
+    return z + gradient - sigma * weights, new_n
+
+
+def ftrl_pass(
+    X,
+    targets,
+    sample_weight,
+    rows,
+    state,
+    *,
+    loss,
+    learning_rate,
+    beta,
+    l1,
+    l2,
+    fit_intercept,
+    epsilon=0.1,
+):
+    """One exact FTRL-Proximal pass over ``rows`` of ``X``, updating ``state``.
+
+    Rows are processed one at a time in the order given: each row's margin is
+    computed from the weights left by the previous row. Only the row's
+    non-zero coordinates (and the intercept) are read and written.
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix of shape (n_samples, n_features)
+        Canonical CSR (sorted indices, no duplicates).
+    targets : ndarray of shape (n_samples,)
+        As in :func:`loss_derivative`.
+    sample_weight : ndarray of shape (n_samples,)
+        Multiplies each row's loss derivative.
+    rows : ndarray of int
+        The row indices to process, in order.
+    state : tuple of ndarray
+        ``(z, n, z_intercept, n_intercept)``, updated in place.
+    loss, learning_rate, beta, l1, l2, fit_intercept, epsilon
+        The loss and the hyper-parameters.
+
+    Returns
+    -------
+    margins : ndarray of shape (len(rows), K)
+        The margin of each processed row *before* it was learned from
+        (progressive validation).
+    """
+    z, n, z_intercept, n_intercept = state
+    indptr, indices, data = X.indptr, X.indices, X.data
+    n_outputs = z.shape[0]
+    margins = np.empty((len(rows), n_outputs), dtype=np.float64)
+    margin = np.empty((1, n_outputs), dtype=np.float64)
+    for position, row in enumerate(rows):
+        start, end = indptr[row], indptr[row + 1]
+        columns = indices[start:end]
+        values = data[start:end]
+        z_row = z[:, columns]
+        n_row = n[:, columns]
+        w_row = weights_from_state(z_row, n_row, learning_rate, beta, l1, l2)
+        # The intercept is the same closed form with l1 = l2 = 0.
+        w_intercept = weights_from_state(z_intercept, n_intercept, learning_rate, beta, 0.0, 0.0)
+        np.add(w_row @ values, w_intercept, out=margin[0])
+        margins[position] = margin[0]
+
+        derivative = sample_weight[row] * loss_derivative(
+            loss, margin, targets[row : row + 1], epsilon
+        )[0]
+        gradient = np.clip(
+            derivative[:, None] * values[None, :], -MAX_ABS_GRADIENT, MAX_ABS_GRADIENT
+        )
+        z[:, columns], n[:, columns] = _update_coordinates(
+            z_row, n_row, w_row, gradient, learning_rate
+        )
+        if fit_intercept:
+            derivative = np.clip(derivative, -MAX_ABS_GRADIENT, MAX_ABS_GRADIENT)
+            z_intercept[:], n_intercept[:] = _update_coordinates(
+                z_intercept, n_intercept, w_intercept, derivative, learning_rate
+            )
+    return margins

@@ -1,0 +1,270 @@
+"""FTRLRegressor: FTRL-Proximal with squared, Huber or Poisson loss."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseFTRL, unchanged_on_error
+from ._kernel import MAX_EXP_MARGIN
+
+
+class FTRLRegressor(RegressorMixin, BaseFTRL):
+    """Linear regression trained online with FTRL-Proximal.
+
+    Follow-The-Regularized-Leader Proximal (McMahan et al., KDD 2013,
+    Algorithm 1) with per-coordinate learning rates and L1/L2
+    regularization, for a squared, Huber or Poisson (log link) loss. Each
+    update touches only the non-zero features of a row; the intercept is
+    never regularized. Rows are processed one at a time, in order: this is
+    the exact algorithm.
+
+    Parameters
+    ----------
+    loss : {"squared_error", "huber", "poisson"}, default="squared_error"
+        ``"squared_error"``: ``(m - y)^2 / 2``. ``"huber"``: quadratic for
+        residuals up to ``epsilon``, linear beyond, robust to outliers.
+        ``"poisson"``: negative Poisson log-likelihood with a log link, for
+        counts; predictions are ``exp(m)`` and ``y`` must be non-negative.
+
+    epsilon : float, default=0.1
+        Residual beyond which the Huber loss becomes linear (as in
+        :class:`~sklearn.linear_model.SGDRegressor`). Used only by
+        ``loss="huber"``. Range (0, inf).
+
+    learning_rate : float, default=0.1
+        The paper's ``alpha``, the scale of the per-coordinate learning rate
+        ``alpha / (beta + sqrt(n_i))``. Range (0, inf).
+
+    beta : float, default=1.0
+        Smooths the learning rate of rarely seen coordinates. Range [0, inf).
+
+    l1 : float, default=0.0
+        L1 regularization strength; larger values give sparser weights. It is
+        an absolute threshold on the accumulated gradient ``|z_i|``.
+        Range [0, inf).
+
+    l2 : float, default=0.0
+        L2 regularization strength. Range [0, inf).
+
+    fit_intercept : bool, default=True
+        Whether to learn an (unregularized) intercept.
+
+    max_iter : int, default=100
+        Maximum number of passes over the data in :meth:`fit`.
+        :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
+
+    tol : float or None, default=1e-3
+        :meth:`fit` stops when the mean progressive loss of a pass has not
+        improved on the best pass by at least ``tol`` for
+        ``n_iter_no_change`` passes in a row. ``None`` runs all ``max_iter``
+        passes. Range [0, inf).
+
+    n_iter_no_change : int, default=5
+        Passes without improvement before :meth:`fit` stops. Range [1, inf).
+
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the rows before each pass.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the shuffling in :meth:`fit`.
+
+    warm_start : bool, default=False
+        If True, :meth:`fit` continues from the current state.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        The weights, computed in closed form from ``z_`` and ``n_``.
+
+    intercept_ : ndarray of shape (1,)
+        The intercept, computed in closed form from ``z_intercept_`` and
+        ``n_intercept_``.
+
+    z_ : ndarray of shape (1, n_features)
+        The paper's ``z`` per feature (accumulated gradients minus proximal
+        corrections).
+
+    n_ : ndarray of shape (1, n_features)
+        The paper's ``n`` per feature (sum of squared gradients).
+
+    z_intercept_ : ndarray of shape (1,)
+        ``z`` of the intercept.
+
+    n_intercept_ : ndarray of shape (1,)
+        ``n`` of the intercept.
+
+    n_iter_ : int
+        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+
+    n_samples_seen_ : int
+        Rows learned from since the state was created, counting every pass.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    FTRLClassifier : FTRL-Proximal for classification.
+    sklearn.linear_model.SGDRegressor : Linear regression trained with SGD.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skftrl import FTRLRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(size=(200, 3))
+    >>> y = X @ np.array([1.0, -2.0, 0.5]) + 3.0
+    >>> reg = FTRLRegressor(learning_rate=0.5, random_state=0).fit(X, y)
+    >>> round(reg.score(X, y), 3)
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        **BaseFTRL._parameter_constraints,
+        "loss": [StrOptions({"squared_error", "huber", "poisson"})],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(
+        self,
+        *,
+        loss="squared_error",
+        epsilon=0.1,
+        learning_rate=0.1,
+        beta=1.0,
+        l1=0.0,
+        l2=0.0,
+        fit_intercept=True,
+        max_iter=100,
+        tol=1e-3,
+        n_iter_no_change=5,
+        shuffle=True,
+        random_state=None,
+        warm_start=False,
+    ):
+        self.loss = loss
+        self.epsilon = epsilon
+        self.learning_rate = learning_rate
+        self.beta = beta
+        self.l1 = l1
+        self.l2 = l2
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.warm_start = warm_start
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.positive_only = self.loss == "poisson"
+        return tags
+
+    def _kernel_loss(self):
+        return self.loss, self.epsilon
+
+    def _prepare(self, X, y, sample_weight, reset):
+        """Validate a batch: canonical X, float targets, per-row weights."""
+        X, y = self._validate_X_y(X, y, reset=reset)
+        y = y.astype(np.float64, copy=False)
+        if self.loss == "poisson" and np.any(y < 0):
+            raise ValueError(
+                "loss='poisson' requires non-negative y (counts or rates); "
+                f"got a minimum of {y.min()!r}."
+            )
+        return X, y, self._validate_sample_weight(sample_weight, X)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @unchanged_on_error
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model with up to ``max_iter`` passes over the data.
+
+        Starts from a fresh state unless ``warm_start=True`` and the model is
+        already fitted.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; CSR is used as it is, other formats are converted.
+        y : array-like of shape (n_samples,)
+            Targets (non-negative for ``loss="poisson"``).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each row's gradient.
+
+        Returns
+        -------
+        self : FTRLRegressor
+            The fitted estimator.
+        """
+        keep_state = self.warm_start and self.__sklearn_is_fitted__()
+        X, y, sample_weight = self._prepare(X, y, sample_weight, reset=not keep_state)
+        if not keep_state:
+            self._init_state(1, X.shape[1])
+        self._fit_passes(X, y, sample_weight)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    @unchanged_on_error
+    def partial_fit(self, X, y, sample_weight=None):
+        """Learn from the rows of ``X`` in one pass, in order, from the current state.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each row's gradient.
+
+        Returns
+        -------
+        self : FTRLRegressor
+            The updated estimator.
+        """
+        first_call = not self.__sklearn_is_fitted__()
+        X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
+        if first_call:
+            self._init_state(1, X.shape[1])
+        self._pass(X, y, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def decision_function(self, X):
+        """The linear margin ``X @ coef_.T + intercept_`` (the log-mean for Poisson).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        margins : ndarray of shape (n_samples,)
+            Equal to :meth:`predict` except for ``loss="poisson"``.
+        """
+        return self._decision_scores(X)[:, 0]
+
+    def predict(self, X):
+        """Predict targets: the margin, or ``exp(margin)`` for ``loss="poisson"``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions, always finite.
+        """
+        margins = self.decision_function(X)
+        if self.loss == "poisson":
+            return np.exp(np.minimum(margins, MAX_EXP_MARGIN))
+        return margins
