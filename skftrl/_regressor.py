@@ -236,21 +236,6 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self.n_iter_ = 1
         return self
 
-    def decision_function(self, X):
-        """The linear margin ``X @ coef_.T + intercept_`` (the log-mean for Poisson).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        margins : ndarray of shape (n_samples,)
-            Equal to :meth:`predict` except for ``loss="poisson"``.
-        """
-        return self._decision_scores(X)[:, 0]
-
     def predict(self, X):
         """Predict targets: the margin, or ``exp(margin)`` for ``loss="poisson"``.
 
@@ -264,7 +249,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         y_pred : ndarray of shape (n_samples,)
             Predictions, always finite.
         """
-        margins = self.decision_function(X)
+        margins = self._decision_scores(X)[:, 0]
         if self.loss == "poisson":
             return np.exp(np.minimum(margins, MAX_EXP_MARGIN))
         return margins

@@ -1,0 +1,47 @@
+"""scikit-learn's estimator checks, in the default and non-default configurations."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skftrl import FTRLClassifier, FTRLRegressor
+
+ESTIMATORS = [
+    FTRLClassifier(),
+    FTRLClassifier(l1=0.5, l2=0.1),
+    FTRLClassifier(fit_intercept=False, shuffle=False),
+    FTRLClassifier(learning_rate=0.5, beta=0.0),
+    FTRLRegressor(),
+    FTRLRegressor(loss="huber", epsilon=1.0),
+    FTRLRegressor(loss="poisson"),
+    FTRLRegressor(l1=0.5, fit_intercept=False),
+]
+
+# Every check expected to fail, with the reason, in one place.
+WEIGHTS_ARE_NOT_REPETITIONS = (
+    "FTRL is an online algorithm: a sample weight scales that row's gradient "
+    "(McMahan et al. 2013, section 4.6), which is not the same as repeating "
+    "the row, since the repeated row would be seen with updated weights and "
+    "learning rates."
+)
+EXPECTED_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": WEIGHTS_ARE_NOT_REPETITIONS,
+    "check_sample_weight_equivalence_on_sparse_data": WEIGHTS_ARE_NOT_REPETITIONS,
+}
+NO_INTERCEPT_FAILURES = {
+    "check_class_weight_classifiers": (
+        "without an intercept the decision boundary passes through the origin, "
+        "so the check's noisy blobs on both sides of it cannot all be given to "
+        "the heavily weighted class, whatever the class weights"
+    ),
+}
+
+
+def expected_failed_checks(estimator):
+    failures = dict(EXPECTED_FAILURES)
+    if isinstance(estimator, FTRLClassifier) and not estimator.fit_intercept:
+        failures.update(NO_INTERCEPT_FAILURES)
+    return failures
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
