@@ -100,8 +100,9 @@ class BaseFTRL(BaseEstimator):
         )
 
     def _init_state(self, n_outputs, n_features):
-        self.z_ = np.zeros((n_outputs, n_features), dtype=np.float64)
-        self.n_ = np.zeros((n_outputs, n_features), dtype=np.float64)
+        # Fortran order: each feature's outputs are contiguous, as the kernel reads them.
+        self.z_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
+        self.n_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_samples_seen_ = 0

@@ -35,15 +35,24 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     ``w = 0`` where ``|z| <= l1``, else
     ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``.
 
-    Works elementwise on arrays of any shape. Where the denominator is 0
-    (``beta = l2 = 0`` and ``n = 0``) the weight is 0, never ``inf``.
+    Works elementwise on arrays of any shape and always returns finite
+    weights for a finite state.
     """
-    z = np.asarray(z, dtype=np.float64)
-    shrunk = np.sign(z) * np.maximum(np.abs(z) - l1, 0.0)
-    denominator = (beta + np.sqrt(n)) / learning_rate + l2
-    weights = np.zeros_like(shrunk)
-    np.divide(shrunk, denominator, out=weights, where=denominator > 0)
-    return np.negative(weights, out=weights)
+    return _weights(np.asarray(z, dtype=np.float64), np.sqrt(n), learning_rate, beta, l1, l2)
+
+
+def _weights(z, sqrt_n, learning_rate, beta, l1, l2):
+    """:func:`weights_from_state` given ``sqrt(n)``, which the update reuses."""
+    # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
+    shrunk = z - np.minimum(np.maximum(z, -l1), l1)
+    denominator = sqrt_n / learning_rate
+    denominator += beta / learning_rate + l2
+    if beta == 0 and l2 == 0:
+        # The denominator is 0 only where n = 0, and there z is 0 too (or a
+        # gradient so small that its square underflowed): divide by 1.
+        denominator += denominator == 0
+    shrunk /= denominator
+    return np.negative(shrunk, out=shrunk)
 
 
 def loss_derivative(loss, margins, targets, epsilon=0.1):
@@ -108,21 +117,32 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
 
 
-def _update_coordinates(z, n, weights, gradient, learning_rate):
+def _update_coordinates(z, n, sqrt_n, weights, gradient, learning_rate):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
-    Arrays ``z``, ``n`` and ``weights`` are the coordinates' state and current
-    weights, of the same shape as ``gradient``; returns the new ``(z, n)``.
-    ``sigma = (sqrt(n + g^2) - sqrt(n)) / alpha`` is computed as
-    ``g^2 / (alpha (sqrt(n + g^2) + sqrt(n)))``, which has no cancellation.
+    ``z``, ``n``, ``sqrt_n = sqrt(n)`` and ``weights`` are the coordinates'
+    state and current weights, of the same shape as ``gradient``; returns the
+    new ``(z, n)``. ``sigma = (sqrt(n + g^2) - sqrt(n)) / alpha`` is computed
+    as ``g^2 / (alpha (sqrt(n + g^2) + sqrt(n)))``, free of cancellation.
     """
     squared = gradient * gradient
     new_n = n + squared
-    denominator = learning_rate * (np.sqrt(new_n) + np.sqrt(n))
-    # sigma is 0 where the denominator is: g^2 underflowed to 0 with n = 0.
-    sigma = np.zeros_like(squared)
-    np.divide(squared, denominator, out=sigma, where=denominator > 0)
-    return z + gradient - sigma * weights, new_n
+    denominator = np.sqrt(new_n)
+    denominator += sqrt_n
+    denominator *= learning_rate
+    # 0 only where n = 0 and g^2 is 0 (or underflowed): sigma is 0 there.
+    denominator += denominator == 0
+    sigma_times_weights = np.divide(squared, denominator, out=squared)
+    sigma_times_weights *= weights
+    new_z = z + gradient
+    new_z -= sigma_times_weights
+    return new_z, new_n
+
+
+def _clip_gradient(gradient):
+    """Clip to +-MAX_ABS_GRADIENT in place (np.clip's wrapper is slow on tiny arrays)."""
+    np.minimum(gradient, MAX_ABS_GRADIENT, out=gradient)
+    return np.maximum(gradient, -MAX_ABS_GRADIENT, out=gradient)
 
 
 def ftrl_pass(
@@ -168,6 +188,10 @@ def ftrl_pass(
         (progressive validation).
     """
     z, n, z_intercept, n_intercept = state
+    # Rows of the transposes are features: gathering and scattering a row's
+    # coordinates then indexes the first axis, which numpy does fastest. The
+    # estimators allocate z and n in Fortran order so these are C-contiguous.
+    z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
@@ -176,26 +200,26 @@ def ftrl_pass(
         start, end = indptr[row], indptr[row + 1]
         columns = indices[start:end]
         values = data[start:end]
-        z_row = z[:, columns]
-        n_row = n[:, columns]
-        w_row = weights_from_state(z_row, n_row, learning_rate, beta, l1, l2)
+        z_row = z_by_feature[columns]
+        n_row = n_by_feature[columns]
+        sqrt_n_row = np.sqrt(n_row)
+        w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
         # The intercept is the same closed form with l1 = l2 = 0.
-        w_intercept = weights_from_state(z_intercept, n_intercept, learning_rate, beta, 0.0, 0.0)
-        np.add(w_row @ values, w_intercept, out=margin[0])
+        sqrt_n_intercept = np.sqrt(n_intercept)
+        w_intercept = _weights(z_intercept, sqrt_n_intercept, learning_rate, beta, 0.0, 0.0)
+        np.add(values @ w_row, w_intercept, out=margin[0])
         margins[position] = margin[0]
 
         derivative = sample_weight[row] * loss_derivative(
             loss, margin, targets[row : row + 1], epsilon
         )[0]
-        gradient = np.clip(
-            derivative[:, None] * values[None, :], -MAX_ABS_GRADIENT, MAX_ABS_GRADIENT
-        )
-        z[:, columns], n[:, columns] = _update_coordinates(
-            z_row, n_row, w_row, gradient, learning_rate
+        gradient = _clip_gradient(values[:, None] * derivative)
+        z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
+            z_row, n_row, sqrt_n_row, w_row, gradient, learning_rate
         )
         if fit_intercept:
-            derivative = np.clip(derivative, -MAX_ABS_GRADIENT, MAX_ABS_GRADIENT)
+            derivative = _clip_gradient(derivative)
             z_intercept[:], n_intercept[:] = _update_coordinates(
-                z_intercept, n_intercept, w_intercept, derivative, learning_rate
+                z_intercept, n_intercept, sqrt_n_intercept, w_intercept, derivative, learning_rate
             )
     return margins

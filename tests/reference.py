@@ -1,0 +1,108 @@
+"""A deliberately slow, independent FTRL-Proximal, written from docs/ftrl-math.md.
+
+Plain Python loops over rows and coordinates, dictionaries for the state, the
+formulas exactly as the document states them. It shares no code with skftrl.
+"""
+
+import math
+
+
+def _weight(z, n, alpha, beta, l1, l2):
+    if abs(z) <= l1:
+        return 0.0
+    sign = 1.0 if z > 0 else -1.0
+    return -(z - sign * l1) / ((beta + math.sqrt(n)) / alpha + l2)
+
+
+def _sigmoid(m):
+    return 1.0 / (1.0 + math.exp(-m))
+
+
+def _derivatives(loss, margins, y, epsilon):
+    """dloss/dm for each output, unweighted."""
+    if loss == "log_loss":
+        return [_sigmoid(margins[0]) - y]
+    if loss == "multinomial":
+        top = max(margins)
+        exps = [math.exp(m - top) for m in margins]
+        total = sum(exps)
+        return [e / total - (1.0 if k == y else 0.0) for k, e in enumerate(exps)]
+    residual = margins[0] - y
+    if loss == "squared_error":
+        return [residual]
+    if loss == "huber":
+        return [min(max(residual, -epsilon), epsilon)]
+    if loss == "poisson":
+        return [math.exp(margins[0]) - y]
+    raise ValueError(loss)
+
+
+class ReferenceFTRL:
+    """State per (output, feature) in dicts; one example at a time.
+
+    ``n_outputs`` is 1 for every loss but "multinomial". Targets are 0/1 for
+    "log_loss", class indices for "multinomial", reals otherwise.
+    """
+
+    def __init__(self, n_outputs, *, loss, alpha, beta, l1, l2, fit_intercept, epsilon=0.1):
+        self.n_outputs = n_outputs
+        self.loss = loss
+        self.alpha, self.beta, self.l1, self.l2 = alpha, beta, l1, l2
+        self.fit_intercept = fit_intercept
+        self.epsilon = epsilon
+        self.z = [dict() for _ in range(n_outputs)]
+        self.n = [dict() for _ in range(n_outputs)]
+        self.z_bias = [0.0] * n_outputs
+        self.n_bias = [0.0] * n_outputs
+
+    def weight(self, k, i):
+        return _weight(
+            self.z[k].get(i, 0.0), self.n[k].get(i, 0.0), self.alpha, self.beta, self.l1, self.l2
+        )
+
+    def bias(self, k):
+        # The intercept: never regularized.
+        return _weight(self.z_bias[k], self.n_bias[k], self.alpha, self.beta, 0.0, 0.0)
+
+    def margins(self, x):
+        """``x`` is a dict {feature: value} with no zero values."""
+        return [
+            sum(self.weight(k, i) * v for i, v in x.items()) + self.bias(k)
+            for k in range(self.n_outputs)
+        ]
+
+    def learn_one(self, x, y, s=1.0):
+        weights = {i: [self.weight(k, i) for k in range(self.n_outputs)] for i in x}
+        bias = [self.bias(k) for k in range(self.n_outputs)]
+        m = self.margins(x)
+        d = [s * dk for dk in _derivatives(self.loss, m, y, self.epsilon)]
+        for k in range(self.n_outputs):
+            for i, v in x.items():
+                g = d[k] * v
+                n_old = self.n[k].get(i, 0.0)
+                sigma = (math.sqrt(n_old + g * g) - math.sqrt(n_old)) / self.alpha
+                self.z[k][i] = self.z[k].get(i, 0.0) + g - sigma * weights[i][k]
+                self.n[k][i] = n_old + g * g
+            if self.fit_intercept:
+                g = d[k]
+                sigma = (math.sqrt(self.n_bias[k] + g * g) - math.sqrt(self.n_bias[k])) / self.alpha
+                self.z_bias[k] += g - sigma * bias[k]
+                self.n_bias[k] += g * g
+
+    def state(self, n_features):
+        """(z, n, coef) as lists of lists of shape (n_outputs, n_features)."""
+        z = [[self.z[k].get(i, 0.0) for i in range(n_features)] for k in range(self.n_outputs)]
+        n = [[self.n[k].get(i, 0.0) for i in range(n_features)] for k in range(self.n_outputs)]
+        coef = [[self.weight(k, i) for i in range(n_features)] for k in range(self.n_outputs)]
+        return z, n, coef
+
+
+def rows_as_dicts(indptr, indices, data):
+    """CSR arrays (possibly with duplicate indices) to dicts, summing duplicates."""
+    rows = []
+    for r in range(len(indptr) - 1):
+        x = {}
+        for p in range(indptr[r], indptr[r + 1]):
+            x[int(indices[p])] = x.get(int(indices[p]), 0.0) + float(data[p])
+        rows.append({i: v for i, v in x.items() if v != 0.0})
+    return rows

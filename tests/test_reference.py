@@ -1,0 +1,172 @@
+"""The estimators against the slow reference written from docs/ftrl-math.md."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numpy.testing import assert_allclose
+
+from reference import ReferenceFTRL, rows_as_dicts
+from skftrl import FTRLClassifier, FTRLRegressor
+
+TOLERANCE = dict(rtol=1e-12, atol=1e-12)
+N_FEATURES = 15
+
+
+def random_sparse(rng, n_rows, n_features=N_FEATURES, density=0.3):
+    X = sp.random(n_rows, n_features, density=density, format="csr", random_state=rng)
+    X.data = rng.normal(scale=2.0, size=X.nnz)
+    keep = np.ones(n_rows)
+    keep[3] = 0.0  # an empty row
+    X = sp.csr_matrix(sp.diags(keep) @ X)
+    X.eliminate_zeros()
+    assert X[3].nnz == 0
+    return X
+
+
+def chunks(n_rows):
+    """Several partial_fit calls of uneven sizes, one of a single row."""
+    return [slice(0, 1), slice(1, 17), slice(17, 40), slice(40, n_rows)]
+
+
+def run_reference(X, targets, weights, n_outputs, params, passes=1):
+    ref = ReferenceFTRL(
+        n_outputs,
+        loss=params["loss"],
+        alpha=params["learning_rate"],
+        beta=params["beta"],
+        l1=params["l1"],
+        l2=params["l2"],
+        fit_intercept=params["fit_intercept"],
+        epsilon=params.get("epsilon", 0.1),
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    for _ in range(passes):
+        for x, y, s in zip(rows, targets, weights):
+            ref.learn_one(x, y, s)
+    return ref, rows
+
+
+def assert_matches_reference(est, ref, rows, n_features):
+    z, n, coef = ref.state(n_features)
+    assert_allclose(est.z_, z, **TOLERANCE)
+    assert_allclose(est.n_, n, **TOLERANCE)
+    assert_allclose(est.coef_, coef, **TOLERANCE)
+    assert_allclose(est.intercept_, [ref.bias(k) for k in range(ref.n_outputs)], **TOLERANCE)
+    assert_allclose(est.z_intercept_, ref.z_bias, **TOLERANCE)
+    assert_allclose(est.n_intercept_, ref.n_bias, **TOLERANCE)
+    return np.array([ref.margins(x) for x in rows])
+
+
+HYPER = [
+    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True),
+    dict(learning_rate=0.5, beta=0.5, l1=0.3, l2=0.2, fit_intercept=True),
+    dict(learning_rate=0.2, beta=0.0, l1=0.1, l2=0.0, fit_intercept=False),
+]
+
+
+@pytest.mark.parametrize("hyper", HYPER)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_classifier_matches_reference(hyper, weighted):
+    rng = np.random.RandomState(0)
+    X = random_sparse(rng, 60)
+    y = np.where(rng.rand(60) < 0.4, "yes", "no")
+    sw = rng.uniform(0, 3, size=60) if weighted else np.ones(60)
+
+    clf = FTRLClassifier(**hyper)
+    for part in chunks(60):
+        clf.partial_fit(X[part], y[part], classes=["no", "yes"], sample_weight=sw[part])
+
+    targets = (y == "yes").astype(float)
+    ref, rows = run_reference(X, targets, sw, 1, dict(hyper, loss="log_loss"))
+    margins = assert_matches_reference(clf, ref, rows, N_FEATURES)
+    assert_allclose(clf.decision_function(X), margins[:, 0], **TOLERANCE)
+    p = np.array([1.0 / (1.0 + math.exp(-m)) for m in margins[:, 0]])
+    assert_allclose(clf.predict_proba(X), np.column_stack([1 - p, p]), **TOLERANCE)
+    assert list(clf.predict(X)) == ["yes" if m > 0 else "no" for m in margins[:, 0]]
+
+
+@pytest.mark.parametrize("hyper", HYPER)
+@pytest.mark.parametrize("n_classes", [3, 4])
+def test_multinomial_classifier_matches_reference(hyper, n_classes):
+    rng = np.random.RandomState(1)
+    X = random_sparse(rng, 70)
+    y = rng.randint(n_classes, size=70) * 10  # labels 0, 10, 20, ...
+    sw = rng.uniform(0, 2, size=70)
+
+    clf = FTRLClassifier(**hyper)
+    classes = np.arange(n_classes) * 10
+    for part in chunks(70):
+        clf.partial_fit(X[part], y[part], classes=classes, sample_weight=sw[part])
+
+    ref, rows = run_reference(X, y // 10, sw, n_classes, dict(hyper, loss="multinomial"))
+    margins = assert_matches_reference(clf, ref, rows, N_FEATURES)
+    assert_allclose(clf.decision_function(X), margins, **TOLERANCE)
+    exps = np.exp(margins - margins.max(axis=1, keepdims=True))
+    assert_allclose(clf.predict_proba(X), exps / exps.sum(axis=1, keepdims=True), **TOLERANCE)
+    assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0, **TOLERANCE)
+
+
+@pytest.mark.parametrize("hyper", HYPER)
+@pytest.mark.parametrize(
+    "loss, extra",
+    [("squared_error", {}), ("huber", {"epsilon": 0.5}), ("poisson", {})],
+)
+def test_regressor_matches_reference(hyper, loss, extra):
+    rng = np.random.RandomState(2)
+    X = random_sparse(rng, 60)
+    X.data *= 0.3
+    if loss == "poisson":
+        y = rng.poisson(2.0, size=60).astype(float)
+    else:
+        y = rng.normal(3.0, 2.0, size=60)
+    sw = rng.uniform(0, 2, size=60)
+
+    reg = FTRLRegressor(loss=loss, **extra, **hyper)
+    for part in chunks(60):
+        reg.partial_fit(X[part], y[part], sample_weight=sw[part])
+
+    ref, rows = run_reference(X, y, sw, 1, dict(hyper, loss=loss, **extra))
+    margins = assert_matches_reference(reg, ref, rows, N_FEATURES)[:, 0]
+    expected = np.exp(margins) if loss == "poisson" else margins
+    assert_allclose(reg.predict(X), expected, **TOLERANCE)
+
+
+def test_fit_passes_match_reference_and_class_weight_scales_gradients():
+    rng = np.random.RandomState(3)
+    X = random_sparse(rng, 50)
+    y = rng.randint(2, size=50)
+    sw = rng.uniform(0.5, 2, size=50)
+    class_weight = {0: 0.5, 1: 3.0}
+    hyper = dict(learning_rate=0.3, beta=1.0, l1=0.2, l2=0.1, fit_intercept=True)
+
+    clf = FTRLClassifier(max_iter=3, tol=None, shuffle=False, class_weight=class_weight, **hyper)
+    clf.fit(X, y, sample_weight=sw)
+    assert clf.n_iter_ == 3
+    assert clf.n_samples_seen_ == 150
+
+    effective = sw * np.where(y == 1, 3.0, 0.5)
+    ref, rows = run_reference(X, y.astype(float), effective, 1, dict(hyper, loss="log_loss"), 3)
+    assert_matches_reference(clf, ref, rows, N_FEATURES)
+
+
+def test_non_canonical_csr_matches_reference_and_is_not_modified():
+    # Unsorted and duplicate column indices within rows; the reference sums them.
+    indptr = np.array([0, 3, 3, 7, 9])
+    indices = np.array([4, 1, 4, 2, 0, 2, 7, 3, 3])
+    data = np.array([1.0, -2.0, 0.5, 1.5, 3.0, -1.0, 2.0, 0.25, 0.75])
+    X = sp.csr_matrix((data, indices, indptr), shape=(4, 8))
+    assert not X.has_canonical_format
+    y = np.array([1.0, 0.0, 1.0, 1.0])
+    before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
+
+    clf = FTRLClassifier(learning_rate=0.4).partial_fit(X, y, classes=[0.0, 1.0])
+
+    ref, rows = run_reference(
+        X, y, np.ones(4), 1,
+        dict(loss="log_loss", learning_rate=0.4, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True),
+    )
+    assert_matches_reference(clf, ref, rows, 8)
+    for kept, now in zip(before, (X.indptr, X.indices, X.data)):
+        assert np.array_equal(kept, now)
