@@ -265,6 +265,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self : FTRLClassifier
             The updated estimator.
         """
+        # _fit_context skips validation in partial_fit once fitted, but
+        # set_params may have changed the parameters since the last call.
+        self._validate_params()
         if self.class_weight == "balanced":
             raise ValueError(
                 "class_weight='balanced' is not supported for partial_fit: the "

@@ -228,6 +228,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self : FTRLRegressor
             The updated estimator.
         """
+        # _fit_context skips validation in partial_fit once fitted, but
+        # set_params may have changed the parameters since the last call.
+        self._validate_params()
         first_call = not self.__sklearn_is_fitted__()
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
         if first_call:

@@ -1,0 +1,165 @@
+"""Bad input: a clear error naming the problem, and the model left exactly as it was."""
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import InvalidParameterError
+
+from skftrl import FTRLClassifier, FTRLRegressor
+
+RNG = np.random.RandomState(0)
+X = RNG.normal(size=(30, 5))
+Y_CLASS = np.array(["a", "b"])[RNG.randint(2, size=30)]
+Y_REG = RNG.poisson(2.0, size=30).astype(float)
+
+
+def with_value(value, sparse=False):
+    X_bad = X.copy()
+    X_bad[2, 3] = value
+    return sp.csr_matrix(X_bad) if sparse else X_bad
+
+
+def fitted_classifier():
+    return FTRLClassifier(l1=0.1).partial_fit(X, Y_CLASS, classes=["a", "b"])
+
+
+def fitted_regressor(loss="squared_error"):
+    return FTRLRegressor(loss=loss).partial_fit(X, Y_REG)
+
+
+def fitted_on_dataframe():
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    return FTRLClassifier().partial_fit(frame, Y_CLASS, classes=["a", "b"])
+
+
+# (id, make the model, the bad call, error type, pattern the message must match)
+CASES = [
+    ("nan-in-X", fitted_classifier, lambda m: m.partial_fit(with_value(np.nan), Y_CLASS),
+     ValueError, "Input X contains NaN"),
+    ("inf-in-sparse-X", fitted_classifier,
+     lambda m: m.partial_fit(with_value(np.inf, sparse=True), Y_CLASS),
+     ValueError, "Input X contains infinity"),
+    ("nan-in-y", fitted_regressor, lambda m: m.partial_fit(X, np.where(Y_REG > 2, np.nan, 1.0)),
+     ValueError, "Input y contains NaN"),
+    ("inf-in-y", fitted_regressor, lambda m: m.partial_fit(X, np.where(Y_REG > 2, np.inf, 1.0)),
+     ValueError, "Input y contains infinity"),
+    ("nan-in-sample-weight", fitted_classifier,
+     lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.where(Y_REG > 2, np.nan, 1.0)),
+     ValueError, "sample_weight contains NaN"),
+    ("inf-in-sample-weight", fitted_regressor,
+     lambda m: m.partial_fit(X, Y_REG, sample_weight=np.full(30, np.inf)),
+     ValueError, "sample_weight contains infinity"),
+    ("negative-sample-weight", fitted_classifier,
+     lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.linspace(-1, 1, 30)),
+     ValueError, "Negative values in data passed to `sample_weight`"),
+    ("sample-weight-length", fitted_classifier,
+     lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.ones(29)),
+     ValueError, r"sample_weight.shape == \(29,\), expected \(30,\)"),
+    ("wrong-feature-count", fitted_classifier, lambda m: m.partial_fit(X[:, :4], Y_CLASS),
+     ValueError, "X has 4 features, but FTRLClassifier is expecting 5 features"),
+    ("wrong-feature-count-fit-warm-start", lambda: fitted_classifier().set_params(warm_start=True),
+     lambda m: m.fit(X[:, :4], Y_CLASS),
+     ValueError, "X has 4 features, but FTRLClassifier is expecting 5 features"),
+    ("renamed-dataframe-columns", fitted_on_dataframe,
+     lambda m: m.partial_fit(pd.DataFrame(X, columns=list("vwxyz")), Y_CLASS),
+     ValueError, "feature names"),
+    ("unseen-label", fitted_classifier,
+     lambda m: m.partial_fit(X, np.where(Y_REG > 2, "c", "a")),
+     ValueError, r"y contains labels not in classes: \['c'\]"),
+    ("changed-classes", fitted_classifier,
+     lambda m: m.partial_fit(X, Y_CLASS, classes=["a", "b", "c"]),
+     ValueError, "is not the same as on last call to partial_fit"),
+    ("y-missing", fitted_classifier, lambda m: m.partial_fit(X, None),
+     ValueError, "requires y to be passed"),
+    ("y-length", fitted_regressor, lambda m: m.partial_fit(X, Y_REG[:-1]),
+     ValueError, "inconsistent numbers of samples"),
+    ("empty-X", fitted_classifier, lambda m: m.partial_fit(X[:0], Y_CLASS[:0]),
+     ValueError, r"0 sample\(s\)"),
+    ("no-features", fitted_regressor, lambda m: m.fit(X[:, :0], Y_REG),
+     ValueError, r"0 feature\(s\)"),
+    ("one-dimensional-X", fitted_regressor, lambda m: m.partial_fit(X[:, 0], Y_REG),
+     ValueError, "Expected 2D array, got 1D array"),
+    ("non-numeric-X", fitted_classifier,
+     lambda m: m.partial_fit(np.full((30, 5), "x", dtype=object), Y_CLASS),
+     ValueError, "could not convert string to float"),
+    ("complex-X", fitted_regressor, lambda m: m.partial_fit(X + 1j, Y_REG),
+     ValueError, "Complex data not supported"),
+    ("continuous-y-for-classifier", fitted_classifier, lambda m: m.fit(X, X[:, 0]),
+     ValueError, "Unknown label type"),
+    ("one-class-in-fit", fitted_classifier, lambda m: m.fit(X, np.full(30, "a")),
+     ValueError, "at least 2 classes"),
+    ("nan-in-X-fit-from-dataframe", fitted_classifier,
+     lambda m: m.fit(pd.DataFrame(with_value(np.nan), columns=list("vwxyz")), Y_CLASS),
+     ValueError, "Input X contains NaN"),
+    ("negative-poisson-target", lambda: fitted_regressor("poisson"),
+     lambda m: m.partial_fit(X, Y_REG - 3.0),
+     ValueError, "loss='poisson' requires non-negative y"),
+    ("string-y-for-regressor", fitted_regressor, lambda m: m.partial_fit(X, Y_CLASS),
+     ValueError, "could not convert string to float"),
+    ("invalid-learning-rate", lambda: fitted_classifier().set_params(learning_rate=0.0),
+     lambda m: m.partial_fit(X, Y_CLASS),
+     InvalidParameterError, "The 'learning_rate' parameter of FTRLClassifier must be"),
+    ("invalid-l1", lambda: fitted_regressor().set_params(l1=-1.0),
+     lambda m: m.fit(X, Y_REG),
+     InvalidParameterError, "The 'l1' parameter of FTRLRegressor must be"),
+    ("invalid-loss", lambda: fitted_regressor().set_params(loss="hinge"),
+     lambda m: m.partial_fit(X, Y_REG),
+     InvalidParameterError, "The 'loss' parameter of FTRLRegressor must be"),
+    ("balanced-class-weight-in-partial-fit",
+     lambda: fitted_classifier().set_params(class_weight="balanced"),
+     lambda m: m.partial_fit(X, Y_CLASS),
+     ValueError, "class_weight='balanced' is not supported for partial_fit"),
+    ("first-partial-fit-without-classes", FTRLClassifier, lambda m: m.partial_fit(X, Y_CLASS),
+     ValueError, "classes must be passed on the first call to partial_fit"),
+    ("first-partial-fit-with-one-class", FTRLClassifier,
+     lambda m: m.partial_fit(X, np.full(30, "a"), classes=["a"]),
+     ValueError, "at least 2 classes"),
+    ("predict-before-fit", FTRLRegressor, lambda m: m.predict(X),
+     NotFittedError, "This FTRLRegressor instance is not fitted yet"),
+    ("coef-before-fit", FTRLClassifier, lambda m: m.coef_,
+     NotFittedError, "This FTRLClassifier instance is not fitted yet"),
+    ("predict-wrong-feature-count", fitted_classifier, lambda m: m.predict_proba(X[:, :3]),
+     ValueError, "X has 3 features, but FTRLClassifier is expecting 5 features"),
+    ("predict-nan", fitted_regressor, lambda m: m.predict(with_value(np.nan)),
+     ValueError, "Input X contains NaN"),
+]
+
+
+def snapshot(model):
+    return copy.deepcopy(vars(model))
+
+
+def assert_same(before, after):
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, after[name]), name
+            assert value.dtype == after[name].dtype, name
+        else:
+            assert value == after[name], name
+
+
+@pytest.mark.parametrize(
+    "make, call, error, pattern", [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
+def test_bad_input_raises_and_changes_nothing(make, call, error, pattern):
+    model = make()
+    before = snapshot(model)
+    with pytest.raises(error, match=pattern):
+        call(model)
+    assert_same(before, snapshot(model))
+
+
+def test_model_still_learns_after_a_rejected_batch():
+    model = fitted_classifier()
+    reference = fitted_classifier()
+    with pytest.raises(ValueError):
+        model.partial_fit(with_value(np.nan), Y_CLASS)
+    model.partial_fit(X, Y_CLASS)
+    reference.partial_fit(X, Y_CLASS)
+    assert np.array_equal(model.z_, reference.z_)
+    assert np.array_equal(model.n_, reference.n_)

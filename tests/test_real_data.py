@@ -1,0 +1,34 @@
+"""Quality on the real datasets shipped with the package."""
+
+import numpy as np
+from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+
+from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl.datasets import load_a9a, load_dna
+
+
+def test_a9a_one_pass_reaches_the_batch_optimum():
+    # The batch LogisticRegression optimum on a9a.t is log loss 0.324, AUC 0.902.
+    X_train, y_train, X_test, y_test = load_a9a()
+    clf = FTRLClassifier(learning_rate=0.1, beta=1.0, l1=1.0, l2=0.0)
+    clf.partial_fit(X_train, y_train, classes=[-1.0, 1.0])
+    proba = clf.predict_proba(X_test)[:, 1]
+    assert log_loss(y_test, proba) <= 0.3245
+    assert roc_auc_score(y_test, proba) >= 0.902
+    # l1 = 1 zeroes some weights exactly.
+    assert 0 < np.count_nonzero(clf.coef_) < X_train.shape[1]
+
+
+def test_dna_multinomial_accuracy():
+    X_train, y_train, X_test, y_test = load_dna()
+    clf = FTRLClassifier(max_iter=5, random_state=0).fit(X_train, y_train)
+    assert clf.n_iter_ <= 5
+    assert clf.coef_.shape == (3, 180)
+    assert accuracy_score(y_test, clf.predict(X_test)) >= 0.94
+
+
+def test_a9a_default_fit_is_close_to_the_optimum():
+    X_train, y_train, X_test, y_test = load_a9a()
+    clf = FTRLClassifier(random_state=0).fit(X_train, y_train)
+    assert clf.n_iter_ < clf.max_iter  # stopped on tol
+    assert log_loss(y_test, clf.predict_proba(X_test)) <= 0.3245
