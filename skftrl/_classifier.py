@@ -131,7 +131,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     >>> clf.predict([[1.0, 0.0], [0.0, 1.0]])
     array(['spam', 'ham'], dtype='<U4')
     >>> clf.predict_proba([[1.0, 0.0]]).round(2)
-    array([[0.01, 0.99]])
+    array([[0.05, 0.95]])
     """
 
     _parameter_constraints: dict = {

@@ -196,30 +196,33 @@ def ftrl_pass(
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     margin = np.empty((1, n_outputs), dtype=np.float64)
-    for position, row in enumerate(rows):
-        start, end = indptr[row], indptr[row + 1]
-        columns = indices[start:end]
-        values = data[start:end]
-        z_row = z_by_feature[columns]
-        n_row = n_by_feature[columns]
-        sqrt_n_row = np.sqrt(n_row)
-        w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
-        # The intercept is the same closed form with l1 = l2 = 0.
-        sqrt_n_intercept = np.sqrt(n_intercept)
-        w_intercept = _weights(z_intercept, sqrt_n_intercept, learning_rate, beta, 0.0, 0.0)
-        np.add(values @ w_row, w_intercept, out=margin[0])
-        margins[position] = margin[0]
+    # A gradient d * x beyond float64 becomes inf and is then clipped to
+    # MAX_ABS_GRADIENT: that overflow is expected, so it does not warn.
+    with np.errstate(over="ignore"):
+        for position, row in enumerate(rows):
+            start, end = indptr[row], indptr[row + 1]
+            columns = indices[start:end]
+            values = data[start:end]
+            z_row = z_by_feature[columns]
+            n_row = n_by_feature[columns]
+            sqrt_n_row = np.sqrt(n_row)
+            w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
+            # The intercept is the same closed form with l1 = l2 = 0.
+            sqrt_n_intercept = np.sqrt(n_intercept)
+            w_intercept = _weights(z_intercept, sqrt_n_intercept, learning_rate, beta, 0.0, 0.0)
+            np.add(values @ w_row, w_intercept, out=margin[0])
+            margins[position] = margin[0]
 
-        derivative = sample_weight[row] * loss_derivative(
-            loss, margin, targets[row : row + 1], epsilon
-        )[0]
-        gradient = _clip_gradient(values[:, None] * derivative)
-        z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
-            z_row, n_row, sqrt_n_row, w_row, gradient, learning_rate
-        )
-        if fit_intercept:
-            derivative = _clip_gradient(derivative)
-            z_intercept[:], n_intercept[:] = _update_coordinates(
-                z_intercept, n_intercept, sqrt_n_intercept, w_intercept, derivative, learning_rate
+            derivative = sample_weight[row] * loss_derivative(
+                loss, margin, targets[row : row + 1], epsilon
+            )[0]
+            gradient = _clip_gradient(values[:, None] * derivative)
+            z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
+                z_row, n_row, sqrt_n_row, w_row, gradient, learning_rate
             )
+            if fit_intercept:
+                derivative = _clip_gradient(derivative)
+                z_intercept[:], n_intercept[:] = _update_coordinates(
+                    z_intercept, n_intercept, sqrt_n_intercept, w_intercept, derivative, learning_rate
+                )
     return margins

@@ -58,9 +58,10 @@ def load_dna():
 
     Examples
     --------
+    >>> import numpy as np
     >>> from skftrl.datasets import load_dna
     >>> X_train, y_train, X_test, y_test = load_dna()
-    >>> X_train.shape, sorted(set(y_train))
-    ((2000, 180), [1.0, 2.0, 3.0])
+    >>> X_train.shape, np.unique(y_train)
+    ((2000, 180), array([1., 2., 3.]))
     """
     return _load_split("dna.scale.gz", "dna.scale.t.gz", n_features=180)
