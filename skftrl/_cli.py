@@ -32,7 +32,8 @@ def run_demo(args, out):
     )
     loss_sum = 0.0
     train_seconds = 0.0
-    for start in range(0, X_train.shape[0], args.chunk_size):
+    n_rows = X_train.shape[0]
+    for chunk, start in enumerate(range(0, n_rows, args.chunk_size), start=1):
         X_chunk = X_train[start : start + args.chunk_size]
         y_chunk = y_train[start : start + args.chunk_size]
         if start > 0:
@@ -42,7 +43,7 @@ def run_demo(args, out):
         model.partial_fit(X_chunk, y_chunk, classes=classes)
         train_seconds += time.perf_counter() - began
         seen = start + X_chunk.shape[0]
-        if start > 0 and (seen // args.chunk_size) % 8 == 0:
+        if chunk > 1 and (chunk % 8 == 0 or seen == n_rows):
             scored = seen - args.chunk_size
             print(f"  rows {seen:>7,}  progressive log loss {loss_sum / scored:.4f}", file=out)
 
@@ -51,7 +52,7 @@ def run_demo(args, out):
     print(f"held-out log loss (a9a.t): {log_loss(y_test, proba):.4f}", file=out)
     print(f"held-out AUC (a9a.t):      {roc_auc_score(y_test, proba):.4f}", file=out)
     print(f"non-zero weights:          {nonzero} of {model.coef_.size}", file=out)
-    print(f"training speed:            {X_train.shape[0] / train_seconds:,.0f} rows/s", file=out)
+    print(f"training speed:            {n_rows / train_seconds:,.0f} rows/s", file=out)
     return 0
 
 
@@ -80,4 +81,7 @@ def main(argv=None, out=None):
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
-    return args.run(args, out)
+    try:
+        return args.run(args, out)
+    except ValueError as error:  # bad values a user typed: one line, no traceback
+        parser.exit(2, f"skftrl: error: {error}\n")
