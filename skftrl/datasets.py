@@ -29,9 +29,13 @@ def load_a9a():
     Returns
     -------
     X_train : scipy.sparse.csr_matrix of shape (32561, 123)
+        Training features, 0/1 values.
     y_train : ndarray of shape (32561,)
+        Training labels, -1.0 or 1.0.
     X_test : scipy.sparse.csr_matrix of shape (16281, 123)
+        Test features (the a9a.t file).
     y_test : ndarray of shape (16281,)
+        Test labels.
 
     Examples
     --------
@@ -52,9 +56,13 @@ def load_dna():
     Returns
     -------
     X_train : scipy.sparse.csr_matrix of shape (2000, 180)
+        Training features, 0/1 values.
     y_train : ndarray of shape (2000,)
+        Training labels, 1.0, 2.0 or 3.0.
     X_test : scipy.sparse.csr_matrix of shape (1186, 180)
+        Test features (the dna.scale.t file).
     y_test : ndarray of shape (1186,)
+        Test labels.
 
     Examples
     --------
