@@ -100,6 +100,7 @@ class BaseFTRL(BaseEstimator):
         )
 
     def _init_state(self, n_outputs, n_features):
+        """A fresh state: all zeros. Sets ``z_``, ``n_`` and the intercept's."""
         # Fortran order: each feature's outputs are contiguous, as the kernel reads them.
         self.z_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
         self.n_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
@@ -138,7 +139,7 @@ class BaseFTRL(BaseEstimator):
         raise NotImplementedError
 
     def _pass(self, X, targets, sample_weight, rows):
-        """One exact pass over ``rows``; returns the mean progressive loss."""
+        """One exact pass over ``rows``; returns each row's margin before it was learned."""
         loss, epsilon = self._kernel_loss()
         margins = ftrl_pass(
             X,
@@ -155,10 +156,16 @@ class BaseFTRL(BaseEstimator):
             epsilon=epsilon,
         )
         self.n_samples_seen_ += len(rows)
-        losses = loss_value(loss, margins, targets[rows], epsilon)
-        total_weight = sample_weight[rows].sum()
+        return margins
+
+    def _mean_progressive_loss(self, margins, targets, sample_weight):
+        """Weighted mean loss of the rows, each scored before it was learned."""
+        loss, epsilon = self._kernel_loss()
+        total_weight = sample_weight.sum()
         # All-zero weights (possible through class_weight) learn nothing.
-        return losses @ sample_weight[rows] / total_weight if total_weight > 0 else 0.0
+        if total_weight == 0:
+            return 0.0
+        return loss_value(loss, margins, targets, epsilon) @ sample_weight / total_weight
 
     def _fit_passes(self, X, targets, sample_weight):
         """Up to ``max_iter`` shuffled passes, stopping on ``tol`` as SGDClassifier.
@@ -174,7 +181,10 @@ class BaseFTRL(BaseEstimator):
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
-            pass_loss = self._pass(X, targets, sample_weight, rows)
+            margins = self._pass(X, targets, sample_weight, rows)
+            pass_loss = self._mean_progressive_loss(
+                margins, targets[rows], sample_weight[rows]
+            )
             if self.tol is not None:
                 if pass_loss > best_loss - self.tol:
                     passes_without_improvement += 1

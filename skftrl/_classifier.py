@@ -10,6 +10,11 @@ from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classi
 from ._base import BaseFTRL, unchanged_on_error
 
 
+def _n_outputs(classes):
+    """One logistic output for two classes, else one softmax output per class."""
+    return 1 if len(classes) == 2 else len(classes)
+
+
 class FTRLClassifier(ClassifierMixin, BaseFTRL):
     """Linear classifier trained online with FTRL-Proximal.
 
@@ -239,7 +244,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         )
         if not keep_state:
             self.classes_ = classes
-            self._init_state(1 if len(classes) == 2 else len(classes), X.shape[1])
+            self._init_state(_n_outputs(classes), X.shape[1])
         self._fit_passes(X, targets, sample_weight)
         return self
 
@@ -281,7 +286,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             X, y, sample_weight, self.classes_, reset=first_call
         )
         if first_call:
-            self._init_state(1 if len(classes) == 2 else len(classes), X.shape[1])
+            self._init_state(_n_outputs(classes), X.shape[1])
         self._pass(X, targets, sample_weight, np.arange(X.shape[0]))
         self.n_iter_ = 1
         return self

@@ -195,7 +195,6 @@ def ftrl_pass(
     indptr, indices, data = X.indptr, X.indices, X.data
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
-    margin = np.empty((1, n_outputs), dtype=np.float64)
     # A gradient d * x beyond float64 becomes inf and is then clipped to
     # MAX_ABS_GRADIENT: that overflow is expected, so it does not warn.
     with np.errstate(over="ignore"):
@@ -210,8 +209,8 @@ def ftrl_pass(
             # The intercept is the same closed form with l1 = l2 = 0.
             sqrt_n_intercept = np.sqrt(n_intercept)
             w_intercept = _weights(z_intercept, sqrt_n_intercept, learning_rate, beta, 0.0, 0.0)
+            margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
-            margins[position] = margin[0]
 
             derivative = sample_weight[row] * loss_derivative(
                 loss, margin, targets[row : row + 1], epsilon
