@@ -189,9 +189,10 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         Nothing is stored on the estimator here beyond what validate_data sets.
         """
         X, y = self._validate_X_y(X, y, reset=reset)
-        check_classification_targets(y)
         if classes is None:
+            check_classification_targets(y)
             classes = np.unique(y)
+        # With the classes known, checking y against them below is enough.
         if len(classes) < 2:
             raise ValueError(
                 "FTRLClassifier needs samples of at least 2 classes; got only "
