@@ -26,6 +26,9 @@ MAX_EXP_MARGIN = 700.0
 # beyond ever reach it; for any realistic data it never takes effect.
 MAX_ABS_GRADIENT = 1e100
 
+# The smallest positive normal float64.
+TINY = np.finfo(np.float64).tiny
+
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
 
 
@@ -130,8 +133,11 @@ def _update_coordinates(z, n, sqrt_n, weights, gradient, learning_rate):
     denominator = np.sqrt(new_n)
     denominator += sqrt_n
     denominator *= learning_rate
-    # 0 only where n = 0 and g^2 is 0 (or underflowed): sigma is 0 there.
-    denominator += denominator == 0
+    # The denominator is 0 only where n = 0 and g^2 is 0 (or underflowed), and
+    # sigma must be 0 there: raising it to the smallest normal float gives
+    # 0 / tiny = 0. Elsewhere it is already above tiny unless
+    # learning_rate * |g| < 1e-308.
+    np.maximum(denominator, TINY, out=denominator)
     sigma_times_weights = np.divide(squared, denominator, out=squared)
     sigma_times_weights *= weights
     new_z = z + gradient
