@@ -1,8 +1,14 @@
 """Quality on the real datasets shipped with the package."""
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MaxAbsScaler
 
 from skftrl import FTRLClassifier
 from skftrl.datasets import load_a9a, load_dna
@@ -38,3 +44,17 @@ def test_a9a_default_fit_is_close_to_the_optimum():
     clf = FTRLClassifier(random_state=0).fit(X_train, y_train)
     assert clf.n_iter_ < clf.max_iter  # stopped on tol
     assert log_loss(y_test, clf.predict_proba(X_test)) <= 0.3245
+
+
+def test_grid_search_over_a_pipeline_on_dna():
+    X_train, y_train, X_test, y_test = load_dna()
+    pipeline = make_pipeline(MaxAbsScaler(), FTRLClassifier(max_iter=3, random_state=0))
+    search = GridSearchCV(
+        pipeline, {"ftrlclassifier__l1": [0.0, 1.0], "ftrlclassifier__learning_rate": [0.1, 0.3]},
+        cv=3,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search.fit(X_train, y_train)
+    assert search.best_score_ >= 0.93
+    assert search.score(X_test, y_test) >= 0.93
