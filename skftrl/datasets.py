@@ -5,6 +5,8 @@ See ``skftrl/_data/README.md`` for their origin and licences (CC BY 4.0).
 
 from importlib.resources import as_file, files
 
+import numpy as np
+import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 __all__ = ["load_a9a", "load_dna"]
@@ -16,6 +18,11 @@ def _load_split(train_name, test_name, n_features):
     for name in (train_name, test_name):
         with as_file(data / name) as path:
             X, y = load_svmlight_file(str(path), n_features=n_features)
+        # 32-bit indices, which every scikit-learn estimator accepts
+        # (SGDClassifier rejects the 64-bit ones the parser returns).
+        X = sp.csr_matrix(
+            (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+        )
         splits += [X, y]
     return tuple(splits)
 

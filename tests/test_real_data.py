@@ -58,3 +58,13 @@ def test_grid_search_over_a_pipeline_on_dna():
         search.fit(X_train, y_train)
     assert search.best_score_ >= 0.93
     assert search.score(X_test, y_test) >= 0.93
+
+
+def test_shipped_data_loads_with_32_bit_indices_as_scikit_learn_expects():
+    from sklearn.linear_model import SGDClassifier
+
+    X_train, y_train, X_test, y_test = load_a9a()
+    assert X_train.shape == (32561, 123) and X_test.shape == (16281, 123)
+    assert X_train.indices.dtype == np.int32 and X_train.has_canonical_format
+    assert set(np.unique(y_train)) == {-1.0, 1.0}
+    SGDClassifier(loss="log_loss").partial_fit(X_train[:100], y_train[:100], classes=[-1, 1])
