@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
 from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -61,8 +62,6 @@ def test_grid_search_over_a_pipeline_on_dna():
 
 
 def test_shipped_data_loads_with_32_bit_indices_as_scikit_learn_expects():
-    from sklearn.linear_model import SGDClassifier
-
     X_train, y_train, X_test, y_test = load_a9a()
     assert X_train.shape == (32561, 123) and X_test.shape == (16281, 123)
     assert X_train.indices.dtype == np.int32 and X_train.has_canonical_format
