@@ -38,8 +38,9 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     ``w = 0`` where ``|z| <= l1``, else
     ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``.
 
-    Works elementwise on arrays of any shape and always returns finite
-    weights for a finite state.
+    Works elementwise on arrays of any shape. A finite state gives finite
+    weights, including where the denominator is 0 (``beta = l2 = 0``,
+    ``n = 0``), unless ``sqrt(n) / learning_rate`` underflows below 1e-308.
     """
     return _weights(np.asarray(z, dtype=np.float64), np.sqrt(n), learning_rate, beta, l1, l2)
 
