@@ -14,6 +14,8 @@ closed form. :func:`ftrl_pass` runs the exact per-row algorithm and updates the
 state in place, touching only the non-zero coordinates of each row.
 """
 
+import math
+
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
 
@@ -25,6 +27,9 @@ MAX_EXP_MARGIN = 700.0
 # (1e200) and the sum of many squares stay finite. Only inputs near 1e100 or
 # beyond ever reach it; for any realistic data it never takes effect.
 MAX_ABS_GRADIENT = 1e100
+# The same for a state stored in float32 (largest value 3.4e38): a squared
+# gradient is at most 1e30, so n stays finite for over 1e8 saturated rows.
+MAX_ABS_GRADIENT_FLOAT32 = 1e15
 
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
@@ -47,16 +52,17 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
 
 def _weights(z, sqrt_n, learning_rate, beta, l1, l2):
     """:func:`weights_from_state` given ``sqrt(n)``, which the update reuses."""
-    # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
-    shrunk = z - np.minimum(np.maximum(z, -l1), l1)
     denominator = sqrt_n / learning_rate
     denominator += beta / learning_rate + l2
     if beta == 0 and l2 == 0:
         # The denominator is 0 only where n = 0, and there z is 0 too (or a
         # gradient so small that its square underflowed): divide by 1.
         denominator += denominator == 0
-    shrunk /= denominator
-    return np.negative(shrunk, out=shrunk)
+    if l1 > 0:
+        # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
+        z = z - np.minimum(np.maximum(z, -l1), l1)
+    weights = np.divide(z, denominator, out=denominator)
+    return np.negative(weights, out=weights)
 
 
 def loss_derivative(loss, margins, targets, epsilon=0.1):
@@ -121,15 +127,16 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
 
 
-def _update_coordinates(z, n, sqrt_n, weights, gradient, learning_rate):
+def _update_coordinates(z, n, sqrt_n, weights, gradient, squared, learning_rate):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
     ``z``, ``n``, ``sqrt_n = sqrt(n)`` and ``weights`` are the coordinates'
-    state and current weights, of the same shape as ``gradient``; returns the
-    new ``(z, n)``. ``sigma = (sqrt(n + g^2) - sqrt(n)) / alpha`` is computed
-    as ``g^2 / (alpha (sqrt(n + g^2) + sqrt(n)))``, free of cancellation.
+    state and current weights, of the same shape as ``gradient``; ``squared``
+    is the gradient's square (for a mini-batch, the sum of the rows' squared
+    gradients, ``Q``). Returns the new ``(z, n)``.
+    ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
+    ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation.
     """
-    squared = gradient * gradient
     new_n = n + squared
     denominator = np.sqrt(new_n)
     denominator += sqrt_n
@@ -139,17 +146,49 @@ def _update_coordinates(z, n, sqrt_n, weights, gradient, learning_rate):
     # 0 / tiny = 0. Elsewhere it is already above tiny unless
     # learning_rate * |g| < 1e-308.
     np.maximum(denominator, TINY, out=denominator)
-    sigma_times_weights = np.divide(squared, denominator, out=squared)
+    sigma_times_weights = np.divide(squared, denominator)
     sigma_times_weights *= weights
     new_z = z + gradient
     new_z -= sigma_times_weights
     return new_z, new_n
 
 
-def _clip_gradient(gradient):
-    """Clip to +-MAX_ABS_GRADIENT in place (np.clip's wrapper is slow on tiny arrays)."""
-    np.minimum(gradient, MAX_ABS_GRADIENT, out=gradient)
-    return np.maximum(gradient, -MAX_ABS_GRADIENT, out=gradient)
+def max_abs_gradient(state_dtype):
+    """The clipping bound of per-coordinate gradients for a state of this dtype."""
+    return MAX_ABS_GRADIENT_FLOAT32 if state_dtype == np.float32 else MAX_ABS_GRADIENT
+
+
+def _clip_gradient(gradient, bound):
+    """Clip to +-bound in place (np.clip's wrapper is slow on tiny arrays)."""
+    np.minimum(gradient, bound, out=gradient)
+    return np.maximum(gradient, -bound, out=gradient)
+
+
+def _gather(state_by_feature, columns):
+    """The state of ``columns`` as float64: a float32 state is computed on in float64."""
+    return state_by_feature[columns].astype(np.float64, copy=False)
+
+
+def _intercept_weight(z, n, learning_rate, beta):
+    """:func:`weights_from_state` of one intercept (``l1 = l2 = 0``), on Python floats.
+
+    The intercept is K scalars, for which plain float arithmetic is several
+    times faster than numpy calls. Each operation is the same IEEE one as in
+    :func:`_weights`, so the result is identical.
+    """
+    denominator = math.sqrt(n) / learning_rate
+    denominator += beta / learning_rate
+    if denominator == 0:
+        denominator = 1.0
+    return -(z / denominator)
+
+
+def _intercept_update(z, n, weight, gradient, squared, learning_rate):
+    """:func:`_update_coordinates` of one intercept, on Python floats; returns ``(z, n)``."""
+    new_n = n + squared
+    denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
+    denominator = max(denominator, TINY)
+    return z + gradient - squared / denominator * weight, new_n
 
 
 def ftrl_pass(
@@ -184,7 +223,10 @@ def ftrl_pass(
     rows : ndarray of int
         The row indices to process, in order.
     state : tuple of ndarray
-        ``(z, n, z_intercept, n_intercept)``, updated in place.
+        ``(z, n, z_intercept, n_intercept)``, updated in place. ``z`` and
+        ``n`` have shape (K, n_features), are float64 or float32 (computed on
+        in float64 either way) and should be Fortran-ordered; the intercept's
+        are float64 of shape (K,).
     loss, learning_rate, beta, l1, l2, fit_intercept, epsilon
         The loss and the hyper-parameters.
 
@@ -200,35 +242,166 @@ def ftrl_pass(
     # estimators allocate z and n in Fortran order so these are C-contiguous.
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
+    bound = max_abs_gradient(z.dtype)
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
+    intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # A gradient d * x beyond float64 becomes inf and is then clipped to
-    # MAX_ABS_GRADIENT: that overflow is expected, so it does not warn.
+    # the bound: that overflow is expected, so it does not warn.
     with np.errstate(over="ignore"):
         for position, row in enumerate(rows):
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
             values = data[start:end]
-            z_row = z_by_feature[columns]
-            n_row = n_by_feature[columns]
+            z_row = _gather(z_by_feature, columns)
+            n_row = _gather(n_by_feature, columns)
             sqrt_n_row = np.sqrt(n_row)
             w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
-            # The intercept is the same closed form with l1 = l2 = 0.
-            sqrt_n_intercept = np.sqrt(n_intercept)
-            w_intercept = _weights(z_intercept, sqrt_n_intercept, learning_rate, beta, 0.0, 0.0)
+            w_intercept = [
+                _intercept_weight(z_k, n_k, learning_rate, beta)
+                for z_k, n_k in zip(intercept_z, intercept_n)
+            ]
             margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
 
             derivative = sample_weight[row] * loss_derivative(
                 loss, margin, targets[row : row + 1], epsilon
             )[0]
-            gradient = _clip_gradient(values[:, None] * derivative)
+            gradient = _clip_gradient(values[:, None] * derivative, bound)
             z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
-                z_row, n_row, sqrt_n_row, w_row, gradient, learning_rate
+                z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate
             )
             if fit_intercept:
-                derivative = _clip_gradient(derivative)
-                z_intercept[:], n_intercept[:] = _update_coordinates(
-                    z_intercept, n_intercept, sqrt_n_intercept, w_intercept, derivative, learning_rate
-                )
+                for k, d_k in enumerate(_clip_gradient(derivative, bound).tolist()):
+                    intercept_z[k], intercept_n[k] = _intercept_update(
+                        intercept_z[k], intercept_n[k], w_intercept[k], d_k, d_k * d_k, learning_rate
+                    )
+    z_intercept[:], n_intercept[:] = intercept_z, intercept_n
+    return margins
+
+
+def ftrl_minibatch_pass(
+    X,
+    targets,
+    sample_weight,
+    rows,
+    state,
+    *,
+    batch_size,
+    loss,
+    learning_rate,
+    beta,
+    l1,
+    l2,
+    fit_intercept,
+    epsilon=0.1,
+):
+    """One mini-batch FTRL-Proximal pass over ``rows`` of ``X``, updating ``state``.
+
+    The rows are taken ``batch_size`` at a time, in the order given. All the
+    margins of a batch are computed from the weights at its start; then each
+    coordinate the batch touches adds the batch's summed gradient ``G`` to
+    ``z`` and its summed squared gradients ``Q`` to ``n``, with
+    ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` (docs: "Mini-batches").
+    ``batch_size=1`` is :func:`ftrl_pass`, up to the rounding of sums.
+
+    Work per batch is proportional to its non-zeros: the batch's columns are
+    found by sorting them, never with an array of size n_features.
+
+    Parameters and return value are those of :func:`ftrl_pass`, plus
+    ``batch_size`` (int >= 1).
+    """
+    z, n, z_intercept, n_intercept = state
+    z_by_feature, n_by_feature = z.T, n.T
+    indptr, indices, data = X.indptr, X.indices, X.data
+    bound = max_abs_gradient(z.dtype)
+    n_outputs = z.shape[0]
+    output_offsets = np.arange(n_outputs)
+    margins = np.empty((len(rows), n_outputs), dtype=np.float64)
+    # Consecutive rows (partial_fit, fit without shuffling) are read as slices
+    # of X's arrays, without gathering.
+    consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
+    intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
+    with np.errstate(over="ignore"):
+        for first in range(0, len(rows), batch_size):
+            batch_rows = rows[first : first + batch_size]
+            n_batch = len(batch_rows)
+            if consecutive:
+                row_bounds = indptr[batch_rows[0] : batch_rows[-1] + 2]
+                row_lengths = row_bounds[1:] - row_bounds[:-1]
+                columns = indices[row_bounds[0] : row_bounds[-1]]
+                values = data[row_bounds[0] : row_bounds[-1]]
+            else:
+                starts = indptr[batch_rows]
+                row_lengths = indptr[batch_rows + 1] - starts
+                # Position of each of the batch's non-zeros in X's arrays.
+                offsets_in_batch = np.cumsum(row_lengths) - row_lengths
+                positions = np.repeat(starts - offsets_in_batch, row_lengths)
+                positions += np.arange(len(positions))
+                columns = indices[positions]
+                values = data[positions]
+            # The batch's non-zeros sorted by column (stably, so each column's
+            # rows stay in order), then grouped: one group per touched column.
+            # Sorting is cheaper than np.unique(return_inverse=True) here.
+            order = np.argsort(columns, kind="stable")
+            sorted_columns = columns[order]
+            starts_group = np.empty(len(order), dtype=bool)
+            starts_group[:1] = True
+            np.not_equal(sorted_columns[1:], sorted_columns[:-1], out=starts_group[1:])
+            touched = sorted_columns[starts_group]
+            group_starts = starts_group.nonzero()[0]
+            group_of_value = np.add.accumulate(starts_group, dtype=np.intp)
+            group_of_value -= 1
+            row_of_value = np.repeat(np.arange(n_batch), row_lengths)[order]
+            values = values[order]
+
+            z_touched = _gather(z_by_feature, touched)
+            n_state = _gather(n_by_feature, touched)
+            sqrt_n = np.sqrt(n_state)
+            w_touched = _weights(z_touched, sqrt_n, learning_rate, beta, l1, l2)
+            w_intercept = [
+                _intercept_weight(z_k, n_k, learning_rate, beta)
+                for z_k, n_k in zip(intercept_z, intercept_n)
+            ]
+
+            # Margins: sum each value * weight into its (row, output) cell.
+            products = values[:, None] * w_touched[group_of_value]
+            if n_outputs == 1:
+                cells = row_of_value
+            else:
+                cells = (row_of_value[:, None] * n_outputs + output_offsets).ravel()
+            batch_margins = margins[first : first + n_batch]
+            batch_margins[:] = np.bincount(
+                cells, weights=products.ravel(), minlength=n_batch * n_outputs
+            ).reshape(n_batch, n_outputs)
+            batch_margins += w_intercept
+
+            # A slice selects consecutive rows faster than an index array.
+            selected = slice(batch_rows[0], batch_rows[-1] + 1) if consecutive else batch_rows
+            derivative = loss_derivative(loss, batch_margins, targets[selected], epsilon)
+            derivative *= sample_weight[selected, None]
+            gradient = _clip_gradient(values[:, None] * derivative[row_of_value], bound)
+            # Each touched column's summed gradient G and squared gradients Q:
+            # sums over its group of consecutive (sorted) non-zeros.
+            gradient_sum = np.add.reduceat(gradient, group_starts, axis=0)
+            gradient *= gradient
+            squared_sum = np.add.reduceat(gradient, group_starts, axis=0)
+            z_by_feature[touched], n_by_feature[touched] = _update_coordinates(
+                z_touched, n_state, sqrt_n, w_touched, gradient_sum, squared_sum, learning_rate
+            )
+            if fit_intercept:
+                derivative = _clip_gradient(derivative, bound)
+                gradient_sum = derivative.sum(axis=0).tolist()
+                derivative *= derivative
+                squared_sum = derivative.sum(axis=0).tolist()
+                for k in range(n_outputs):
+                    intercept_z[k], intercept_n[k] = _intercept_update(
+                        intercept_z[k],
+                        intercept_n[k],
+                        w_intercept[k],
+                        gradient_sum[k],
+                        squared_sum[k],
+                        learning_rate,
+                    )
+    z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
