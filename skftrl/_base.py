@@ -10,10 +10,14 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    validate_data,
+)
 
-from ._kernel import ftrl_pass, loss_value, weights_from_state
+from ._kernel import ftrl_minibatch_pass, ftrl_pass, loss_value, weights_from_state
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -72,6 +76,9 @@ class BaseFTRL(BaseEstimator):
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "engine": [StrOptions({"auto", "numpy", "numba"})],
+        "dtype": [Options(type, {np.float64, np.float32})],
     }
 
     def __sklearn_is_fitted__(self):
@@ -102,8 +109,8 @@ class BaseFTRL(BaseEstimator):
     def _init_state(self, n_outputs, n_features):
         """A fresh state: all zeros. Sets ``z_``, ``n_`` and the intercept's."""
         # Fortran order: each feature's outputs are contiguous, as the kernel reads them.
-        self.z_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
-        self.n_ = np.zeros((n_outputs, n_features), dtype=np.float64, order="F")
+        self.z_ = np.zeros((n_outputs, n_features), dtype=self.dtype, order="F")
+        self.n_ = np.zeros((n_outputs, n_features), dtype=self.dtype, order="F")
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_samples_seen_ = 0
@@ -138,10 +145,38 @@ class BaseFTRL(BaseEstimator):
         """The kernel's loss name and Huber epsilon for this model."""
         raise NotImplementedError
 
+    def _pass_function(self):
+        """The kernel's pass for ``engine`` and ``batch_size``.
+
+        ``"auto"`` runs the exact per-row algorithm compiled with numba when
+        numba can be imported, and numpy otherwise; a mini-batch
+        (``batch_size > 1``) always runs on numpy.
+        """
+        if self.engine == "numba" and self.batch_size > 1:
+            raise ValueError(
+                "engine='numba' runs the exact per-row algorithm and needs "
+                f"batch_size=1; got batch_size={self.batch_size}. Use "
+                "engine='numpy' (or 'auto') for mini-batches."
+            )
+        if self.batch_size > 1:
+            return functools.partial(ftrl_minibatch_pass, batch_size=self.batch_size)
+        if self.engine == "numpy":
+            return ftrl_pass
+        try:
+            from . import _numba_kernel
+        except ImportError as error:
+            if self.engine == "auto":
+                return ftrl_pass
+            raise ImportError(
+                "engine='numba' needs numba, which is not installed or failed "
+                "to import; install it with: pip install 'skftrl[fast]'"
+            ) from error
+        return _numba_kernel.ftrl_pass
+
     def _pass(self, X, targets, sample_weight, rows):
-        """One exact pass over ``rows``; returns each row's margin before it was learned."""
+        """One pass over ``rows``; returns each row's margin before it was learned."""
         loss, epsilon = self._kernel_loss()
-        margins = ftrl_pass(
+        margins = self._pass_function()(
             X,
             targets,
             sample_weight,

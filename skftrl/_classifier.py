@@ -5,7 +5,10 @@ from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.multiclass import (
+    _check_partial_fit_first_call,
+    check_classification_targets,
+)
 
 from ._base import BaseFTRL, unchanged_on_error
 
@@ -26,7 +29,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     row, so training cost is proportional to the number of non-zeros, and L1
     gives exactly sparse weights. The intercept is never regularized.
 
-    Rows are processed one at a time, in order: this is the exact algorithm.
+    By default rows are processed one at a time, in order: this is the exact
+    algorithm, compiled with numba when it is installed (``engine``).
+    ``batch_size > 1`` trades exactness for speed in pure numpy.
 
     Parameters
     ----------
@@ -71,6 +76,28 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     warm_start : bool, default=False
         If True, :meth:`fit` continues from the current state instead of
         starting afresh. :meth:`partial_fit` always continues.
+
+    batch_size : int, default=1
+        Rows per update. ``1`` is the exact algorithm: each row is learned
+        from before the next is scored. Larger values run the vectorized
+        numpy mini-batch engine, several times faster in numpy: the margins
+        of a batch come from the weights at its start, and each touched
+        coordinate receives the batch's summed gradient and summed squared
+        gradient. Up to 64 changes held-out log loss by less than 0.1% on
+        real data. Range [1, inf).
+
+    engine : {"auto", "numpy", "numba"}, default="auto"
+        Implementation of the exact per-row algorithm (``batch_size=1``).
+        ``"numba"`` compiles it (install ``skftrl[fast]``); it gives the same
+        state as ``"numpy"`` to rounding, and runs over 100 times faster.
+        ``"auto"`` uses numba when it can be imported, else numpy.
+        Mini-batches always run on numpy.
+
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Storage type of ``z_`` and ``n_``, set when the state is created.
+        ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
+        features) models; arithmetic is done in float64 either way, and
+        gradients are clipped to 1e15 so that the state stays finite.
 
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplying ``sample_weight``. ``"balanced"`` uses
@@ -159,6 +186,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         shuffle=True,
         random_state=None,
         warm_start=False,
+        batch_size=1,
+        engine="auto",
+        dtype=np.float64,
         class_weight=None,
     ):
         self.learning_rate = learning_rate
@@ -172,6 +202,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
+        self.batch_size = batch_size
+        self.engine = engine
+        self.dtype = dtype
         self.class_weight = class_weight
 
     def __sklearn_tags__(self):

@@ -89,6 +89,37 @@ class ReferenceFTRL:
                 self.z_bias[k] += g - sigma * bias[k]
                 self.n_bias[k] += g * g
 
+    def learn_batch(self, xs, ys, ss):
+        """The mini-batch rule of ftrl-math.md: every margin from the weights at
+        the batch's start, then per coordinate the summed gradient G added to z
+        and the summed squared gradients Q to n, with
+        sigma = (sqrt(n + Q) - sqrt(n)) / alpha."""
+        weights = {i: [self.weight(k, i) for k in range(self.n_outputs)] for x in xs for i in x}
+        bias = [self.bias(k) for k in range(self.n_outputs)]
+        G = [dict() for _ in range(self.n_outputs)]
+        Q = [dict() for _ in range(self.n_outputs)]
+        G_bias = [0.0] * self.n_outputs
+        Q_bias = [0.0] * self.n_outputs
+        for x, y, s in zip(xs, ys, ss):
+            m = self.margins(x)  # the state is not updated until the batch ends
+            d = [s * dk for dk in _derivatives(self.loss, m, y, self.epsilon)]
+            for k in range(self.n_outputs):
+                for i, v in x.items():
+                    G[k][i] = G[k].get(i, 0.0) + d[k] * v
+                    Q[k][i] = Q[k].get(i, 0.0) + (d[k] * v) ** 2
+                G_bias[k] += d[k]
+                Q_bias[k] += d[k] ** 2
+        for k in range(self.n_outputs):
+            for i in G[k]:
+                n_old = self.n[k].get(i, 0.0)
+                sigma = (math.sqrt(n_old + Q[k][i]) - math.sqrt(n_old)) / self.alpha
+                self.z[k][i] = self.z[k].get(i, 0.0) + G[k][i] - sigma * weights[i][k]
+                self.n[k][i] = n_old + Q[k][i]
+            if self.fit_intercept:
+                sigma = (math.sqrt(self.n_bias[k] + Q_bias[k]) - math.sqrt(self.n_bias[k])) / self.alpha
+                self.z_bias[k] += G_bias[k] - sigma * bias[k]
+                self.n_bias[k] += Q_bias[k]
+
     def state(self, n_features):
         """(z, n, coef) as lists of lists of shape (n_outputs, n_features)."""
         z = [[self.z[k].get(i, 0.0) for i in range(n_features)] for k in range(self.n_outputs)]

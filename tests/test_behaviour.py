@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from conftest import HAS_NUMBA
 from numpy.testing import assert_allclose
-from sklearn.exceptions import ConvergenceWarning
 from scipy.special import expit
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
 from sklearn.metrics import log_loss, mean_poisson_deviance
 
@@ -87,10 +88,20 @@ def test_dataframe_feature_names_are_kept():
         lambda: FTRLRegressor(loss="poisson", learning_rate=5.0),
     ],
 )
-def test_extreme_finite_values_give_finite_state_and_predictions(make, scale):
+@pytest.mark.parametrize(
+    "engine_params",
+    [
+        {"engine": "numpy"},
+        pytest.param({"engine": "numba"}, marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")),
+        {"batch_size": 8},
+        {"dtype": np.float32},
+    ],
+    ids=["numpy", "numba", "batch_size=8", "float32"],
+)
+def test_extreme_finite_values_give_finite_state_and_predictions(make, scale, engine_params):
     X, y = make_data(n_rows=100)
     X = X * scale
-    model = make()
+    model = make().set_params(**engine_params)
     if isinstance(model, FTRLClassifier):
         y = np.where(np.arange(100) % 3 == 0, 2, y)  # three classes: multinomial
     else:

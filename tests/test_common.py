@@ -1,5 +1,7 @@
 """scikit-learn's estimator checks, in the default and non-default configurations."""
 
+import numpy as np
+from conftest import HAS_NUMBA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skftrl import FTRLClassifier, FTRLRegressor
@@ -13,7 +15,16 @@ ESTIMATORS = [
     FTRLRegressor(loss="huber", epsilon=1.0),
     FTRLRegressor(loss="poisson"),
     FTRLRegressor(l1=0.5, fit_intercept=False),
+    # Each engine, the mini-batch engine and float32 state.
+    FTRLClassifier(engine="numpy"),
+    FTRLRegressor(engine="numpy", loss="huber", epsilon=1.0),
+    FTRLClassifier(batch_size=4, l1=0.1),
+    FTRLRegressor(batch_size=4),
+    FTRLClassifier(dtype=np.float32),
+    FTRLRegressor(dtype=np.float32, loss="poisson"),
 ]
+if HAS_NUMBA:
+    ESTIMATORS += [FTRLClassifier(engine="numba"), FTRLRegressor(engine="numba")]
 
 # Every check expected to fail, with the reason, in one place.
 WEIGHTS_ARE_NOT_REPETITIONS = (

@@ -20,10 +20,10 @@ from skftrl.datasets import load_a9a, load_dna
     [dict(learning_rate=0.1, beta=1.0, l1=1.0, l2=0.0), {}],
     ids=["l1=1", "defaults"],
 )
-def test_a9a_one_pass_reaches_the_batch_optimum(params):
+def test_a9a_one_pass_reaches_the_batch_optimum(params, engine):
     # The batch LogisticRegression optimum on a9a.t is log loss 0.324, AUC 0.902.
     X_train, y_train, X_test, y_test = load_a9a()
-    clf = FTRLClassifier(**params)
+    clf = FTRLClassifier(engine=engine, **params)
     clf.partial_fit(X_train, y_train, classes=[-1.0, 1.0])
     proba = clf.predict_proba(X_test)[:, 1]
     assert log_loss(y_test, proba) <= 0.3245
@@ -32,9 +32,9 @@ def test_a9a_one_pass_reaches_the_batch_optimum(params):
         assert 0 < np.count_nonzero(clf.coef_) < X_train.shape[1]
 
 
-def test_dna_multinomial_accuracy():
+def test_dna_multinomial_accuracy(engine):
     X_train, y_train, X_test, y_test = load_dna()
-    clf = FTRLClassifier(max_iter=5, random_state=0).fit(X_train, y_train)
+    clf = FTRLClassifier(engine=engine, max_iter=5, random_state=0).fit(X_train, y_train)
     assert clf.n_iter_ <= 5
     assert clf.coef_.shape == (3, 180)
     assert accuracy_score(y_test, clf.predict(X_test)) >= 0.94

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
-
 from reference import ReferenceFTRL, rows_as_dicts
+
 from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl._kernel import ftrl_minibatch_pass, ftrl_pass
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 N_FEATURES = 15
@@ -68,13 +69,13 @@ HYPER = [
 
 @pytest.mark.parametrize("hyper", HYPER)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_binary_classifier_matches_reference(hyper, weighted):
+def test_binary_classifier_matches_reference(hyper, weighted, engine):
     rng = np.random.RandomState(0)
     X = random_sparse(rng, 60)
     y = np.where(rng.rand(60) < 0.4, "yes", "no")
     sw = rng.uniform(0, 3, size=60) if weighted else np.ones(60)
 
-    clf = FTRLClassifier(**hyper)
+    clf = FTRLClassifier(engine=engine, **hyper)
     for part in chunks(60):
         clf.partial_fit(X[part], y[part], classes=["no", "yes"], sample_weight=sw[part])
 
@@ -89,13 +90,13 @@ def test_binary_classifier_matches_reference(hyper, weighted):
 
 @pytest.mark.parametrize("hyper", HYPER)
 @pytest.mark.parametrize("n_classes", [3, 4])
-def test_multinomial_classifier_matches_reference(hyper, n_classes):
+def test_multinomial_classifier_matches_reference(hyper, n_classes, engine):
     rng = np.random.RandomState(1)
     X = random_sparse(rng, 70)
     y = rng.randint(n_classes, size=70) * 10  # labels 0, 10, 20, ...
     sw = rng.uniform(0, 2, size=70)
 
-    clf = FTRLClassifier(**hyper)
+    clf = FTRLClassifier(engine=engine, **hyper)
     classes = np.arange(n_classes) * 10
     for part in chunks(70):
         clf.partial_fit(X[part], y[part], classes=classes, sample_weight=sw[part])
@@ -113,7 +114,7 @@ def test_multinomial_classifier_matches_reference(hyper, n_classes):
     "loss, extra",
     [("squared_error", {}), ("huber", {"epsilon": 0.5}), ("poisson", {})],
 )
-def test_regressor_matches_reference(hyper, loss, extra):
+def test_regressor_matches_reference(hyper, loss, extra, engine):
     rng = np.random.RandomState(2)
     X = random_sparse(rng, 60)
     X.data *= 0.3
@@ -123,7 +124,7 @@ def test_regressor_matches_reference(hyper, loss, extra):
         y = rng.normal(3.0, 2.0, size=60)
     sw = rng.uniform(0, 2, size=60)
 
-    reg = FTRLRegressor(loss=loss, **extra, **hyper)
+    reg = FTRLRegressor(loss=loss, engine=engine, **extra, **hyper)
     for part in chunks(60):
         reg.partial_fit(X[part], y[part], sample_weight=sw[part])
 
@@ -133,7 +134,95 @@ def test_regressor_matches_reference(hyper, loss, extra):
     assert_allclose(reg.predict(X), expected, **TOLERANCE)
 
 
-def test_fit_passes_match_reference_and_class_weight_scales_gradients():
+def make_problem(loss, n_rows, seed):
+    """Sparse X, labels for the estimator, kernel targets and weights for ``loss``."""
+    rng = np.random.RandomState(seed)
+    X = random_sparse(rng, n_rows)
+    sw = rng.uniform(0, 2, size=n_rows)
+    if loss == "log_loss":
+        y = rng.randint(2, size=n_rows)
+        return X, y, y.astype(float), sw
+    if loss == "multinomial":
+        y = rng.randint(3, size=n_rows)
+        return X, y, y, sw
+    X.data *= 0.3
+    y = rng.poisson(2.0, size=n_rows).astype(float) if loss == "poisson" else rng.normal(3, 2, n_rows)
+    return X, y, y, sw
+
+
+def make_estimator(loss, **params):
+    if loss in ("log_loss", "multinomial"):
+        return FTRLClassifier(**params)
+    return FTRLRegressor(loss=loss, **params)
+
+
+LOSSES = ["log_loss", "multinomial", "squared_error", "huber", "poisson"]
+
+
+@pytest.mark.parametrize("hyper", HYPER[1:])
+@pytest.mark.parametrize("batch_size", [2, 7, 64])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_mini_batches_match_the_reference_batch_rule(loss, batch_size, hyper):
+    X, y, targets, sw = make_problem(loss, 80, seed=4)
+    est = make_estimator(loss, batch_size=batch_size, **hyper)
+    n_outputs = 3 if loss == "multinomial" else 1
+    ref = ReferenceFTRL(
+        n_outputs,
+        loss=loss,
+        alpha=hyper["learning_rate"],
+        beta=hyper["beta"],
+        l1=hyper["l1"],
+        l2=hyper["l2"],
+        fit_intercept=hyper["fit_intercept"],
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    # Batches never span two partial_fit calls.
+    for part in chunks(80):
+        kwargs = {"classes": np.unique(y)} if isinstance(est, FTRLClassifier) else {}
+        est.partial_fit(X[part], y[part], sample_weight=sw[part], **kwargs)
+        for first in range(part.start, part.stop, batch_size):
+            batch = slice(first, min(first + batch_size, part.stop))
+            ref.learn_batch(rows[batch], targets[batch], sw[batch])
+    assert_matches_reference(est, ref, rows, N_FEATURES)
+
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_mini_batch_kernel_in_any_row_order(loss, batch_size):
+    # fit with shuffle=True hands the kernel rows in a random order: the batch
+    # is then gathered from scattered rows, and batch_size=1 is the exact rule.
+    X, y, targets, sw = make_problem(loss, 60, seed=5)
+    order = np.random.RandomState(0).permutation(60)
+    n_outputs = 3 if loss == "multinomial" else 1
+    hyper = HYPER[1]
+    ref = ReferenceFTRL(
+        n_outputs, loss=loss, alpha=hyper["learning_rate"], beta=hyper["beta"],
+        l1=hyper["l1"], l2=hyper["l2"], fit_intercept=True,
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    for first in range(0, 60, batch_size):
+        batch = order[first : first + batch_size]
+        ref.learn_batch([rows[i] for i in batch], targets[batch], sw[batch])
+
+    state = (np.zeros((n_outputs, N_FEATURES), order="F"), np.zeros((n_outputs, N_FEATURES), order="F"),
+             np.zeros(n_outputs), np.zeros(n_outputs))
+    margins = ftrl_minibatch_pass(
+        X, targets, sw, order, state, batch_size=batch_size, loss=loss, **hyper
+    )
+    z, n, _ = ref.state(N_FEATURES)
+    assert_allclose(state[0], z, **TOLERANCE)
+    assert_allclose(state[1], n, **TOLERANCE)
+    assert_allclose(state[2], ref.z_bias, **TOLERANCE)
+    assert margins.shape == (60, n_outputs)
+    if batch_size == 1:  # the exact per-row kernel gives the same state and margins
+        exact = tuple(np.zeros_like(a) for a in state)
+        exact_margins = ftrl_pass(X, targets, sw, order, exact, loss=loss, **hyper)
+        for a, b in zip(state, exact):
+            assert_allclose(a, b, **TOLERANCE)
+        assert_allclose(margins, exact_margins, **TOLERANCE)
+
+
+def test_fit_passes_match_reference_and_class_weight_scales_gradients(engine):
     rng = np.random.RandomState(3)
     X = random_sparse(rng, 50)
     y = rng.randint(2, size=50)
@@ -141,7 +230,9 @@ def test_fit_passes_match_reference_and_class_weight_scales_gradients():
     class_weight = {0: 0.5, 1: 3.0}
     hyper = dict(learning_rate=0.3, beta=1.0, l1=0.2, l2=0.1, fit_intercept=True)
 
-    clf = FTRLClassifier(max_iter=3, tol=None, shuffle=False, class_weight=class_weight, **hyper)
+    clf = FTRLClassifier(
+        engine=engine, max_iter=3, tol=None, shuffle=False, class_weight=class_weight, **hyper
+    )
     clf.fit(X, y, sample_weight=sw)
     assert clf.n_iter_ == 3
     assert clf.n_samples_seen_ == 150
@@ -151,7 +242,7 @@ def test_fit_passes_match_reference_and_class_weight_scales_gradients():
     assert_matches_reference(clf, ref, rows, N_FEATURES)
 
 
-def test_non_canonical_csr_matches_reference_and_is_not_modified():
+def test_non_canonical_csr_matches_reference_and_is_not_modified(engine):
     # Unsorted and duplicate column indices within rows; the reference sums them.
     indptr = np.array([0, 3, 3, 7, 9])
     indices = np.array([4, 1, 4, 2, 0, 2, 7, 3, 3])
@@ -161,7 +252,7 @@ def test_non_canonical_csr_matches_reference_and_is_not_modified():
     y = np.array([1.0, 0.0, 1.0, 1.0])
     before = (X.indptr.copy(), X.indices.copy(), X.data.copy())
 
-    clf = FTRLClassifier(learning_rate=0.4).partial_fit(X, y, classes=[0.0, 1.0])
+    clf = FTRLClassifier(engine=engine, learning_rate=0.4).partial_fit(X, y, classes=[0.0, 1.0])
 
     ref, rows = run_reference(
         X, y, np.ones(4), 1,

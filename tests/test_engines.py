@@ -1,0 +1,158 @@
+"""The engines (numpy, numba), mini-batches and float32 state against each other."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from conftest import HAS_NUMBA
+from numpy.testing import assert_allclose
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import log_loss
+
+from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl.datasets import load_a9a, load_dna
+
+needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
+TOLERANCE = dict(rtol=1e-12, atol=1e-12)
+STATE = ("z_", "n_", "z_intercept_", "n_intercept_")
+
+
+def assert_same_state(a, b, **tolerance):
+    for name in STATE:
+        assert_allclose(getattr(a, name), getattr(b, name), **(tolerance or TOLERANCE))
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_and_numpy_agree_on_a9a(dtype):
+    X_train, y_train, _, _ = load_a9a()
+    models = [
+        FTRLClassifier(engine=engine, l1=1.0, l2=0.5, dtype=dtype).partial_fit(
+            X_train, y_train, classes=[-1.0, 1.0]
+        )
+        for engine in ("numpy", "numba")
+    ]
+    assert models[1].z_.dtype == dtype
+    assert_same_state(*models)
+
+
+@needs_numba
+def test_numba_and_numpy_agree_on_shuffled_multinomial_passes():
+    X_train, y_train, _, _ = load_dna()
+    models = []
+    for engine in ("numpy", "numba"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            models.append(
+                FTRLClassifier(engine=engine, max_iter=3, l1=0.1, random_state=0).fit(
+                    X_train, y_train
+                )
+            )
+    assert_same_state(*models)
+
+
+@needs_numba
+@pytest.mark.parametrize("loss", ["squared_error", "huber", "poisson"])
+def test_numba_and_numpy_agree_for_regression(loss):
+    rng = np.random.RandomState(0)
+    X = rng.binomial(1, 0.3, size=(500, 20)) * rng.normal(size=(500, 20))
+    y = rng.poisson(np.exp(X @ rng.normal(scale=0.3, size=20))).astype(float)
+    models = [
+        FTRLRegressor(loss=loss, engine=engine, l1=0.2, max_iter=2, tol=None, random_state=0).fit(X, y)
+        for engine in ("numpy", "numba")
+    ]
+    assert_same_state(*models)
+
+
+def test_float32_state_stays_close_to_float64():
+    X_train, y_train, X_test, _ = load_a9a()
+    exact = FTRLClassifier(engine="numpy", l1=1.0).partial_fit(X_train, y_train, classes=[-1, 1])
+    small = clone(exact).set_params(dtype=np.float32)
+    small.partial_fit(X_train, y_train, classes=[-1, 1])
+    assert small.z_.dtype == small.n_.dtype == np.float32
+    assert small.z_.nbytes * 2 == exact.z_.nbytes
+    # Only the storage is rounded (relative 6e-8 a step), so the models differ slightly.
+    assert_allclose(small.predict_proba(X_test), exact.predict_proba(X_test), rtol=1e-4)
+    assert np.count_nonzero(small.coef_) == np.count_nonzero(exact.coef_)
+
+
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_float32_state_stays_finite_for_huge_values(engine):
+    X = np.array([[1e30, 0.0], [0.0, -1e30], [1e30, 1e30]] * 5)
+    y = np.array([10.0, -10.0, 5.0] * 5)
+    reg = FTRLRegressor(engine=engine, dtype=np.float32).fit(X, y)
+    for name in STATE:
+        assert np.all(np.isfinite(getattr(reg, name)))
+    assert np.all(np.isfinite(reg.predict(X)))
+
+
+@pytest.mark.parametrize("batch_size", [16, 64])
+def test_mini_batches_lose_less_than_a_fifth_of_a_percent_on_a9a(batch_size):
+    X_train, y_train, X_test, y_test = load_a9a()
+    losses = {}
+    for size in (1, batch_size):
+        clf = FTRLClassifier(engine="numpy", l1=1.0, batch_size=size)
+        clf.partial_fit(X_train, y_train, classes=[-1, 1])
+        losses[size] = log_loss(y_test, clf.predict_proba(X_test))
+    assert abs(losses[batch_size] / losses[1] - 1) < 0.002
+
+
+def test_batch_size_one_is_the_exact_engine():
+    X_train, y_train, _, _ = load_dna()
+    exact = FTRLClassifier(engine="numpy", random_state=0, max_iter=2, tol=None)
+    batched = clone(exact).set_params(batch_size=1)
+    assert_same_state(exact.fit(X_train, y_train), batched.fit(X_train, y_train))
+
+
+def test_numba_with_mini_batches_is_refused_and_changes_nothing():
+    X, y = np.eye(4), [0, 1, 0, 1]
+    clf = FTRLClassifier(engine="numpy").partial_fit(X, y, classes=[0, 1])
+    before = {name: getattr(clf, name).copy() for name in STATE}
+    clf.set_params(engine="numba", batch_size=8)
+    with pytest.raises(ValueError, match="engine='numba'.*batch_size=1"):
+        clf.partial_fit(X, y)
+    for name in STATE:
+        assert np.array_equal(getattr(clf, name), before[name])
+    assert clf.n_samples_seen_ == 4
+
+
+def run_without_numba(code):
+    """Run ``code`` in a new interpreter where importing numba fails."""
+    blocker = "import sys; sys.modules['numba'] = None\n"
+    return subprocess.run(
+        [sys.executable, "-c", blocker + code], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_auto_falls_back_to_numpy_and_numba_says_how_to_install():
+    fit = (
+        "import numpy as np\nfrom skftrl import FTRLClassifier\n"
+        "FTRLClassifier(engine={!r}, tol=None, max_iter=3).fit(np.eye(4), [0, 1, 0, 1])\nprint('fitted')"
+    )
+    auto = run_without_numba(fit.format("auto"))
+    assert auto.returncode == 0, auto.stderr
+    assert auto.stdout.strip() == "fitted" and auto.stderr == ""
+    numba = run_without_numba(fit.format("numba"))
+    assert numba.returncode == 1
+    assert "ImportError: engine='numba' needs numba" in numba.stderr
+    assert "pip install 'skftrl[fast]'" in numba.stderr
+
+
+@needs_numba
+def test_compiled_kernel_is_cached_across_processes():
+    code = (
+        "import numpy as np\nfrom skftrl import FTRLClassifier\n"
+        "FTRLClassifier(engine='numba').fit(np.eye(4), [0, 1, 0, 1])\n"
+        "from skftrl._numba_kernel import _pass\n"
+        "print(sum(_pass.stats.cache_hits.values()), sum(_pass.stats.cache_misses.values()))"
+    )
+    for _ in range(2):  # the first run may compile and write the cache
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+        )
+        assert result.returncode == 0, result.stderr
+    hits, misses = map(int, result.stdout.split())
+    assert hits >= 1 and misses == 0
