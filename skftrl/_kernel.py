@@ -166,7 +166,8 @@ def _clip_gradient(gradient, bound):
 
 def _gather(state_by_feature, columns):
     """The state of ``columns`` as float64: a float32 state is computed on in float64."""
-    return state_by_feature[columns].astype(np.float64, copy=False)
+    gathered = state_by_feature[columns]
+    return gathered if gathered.dtype == np.float64 else gathered.astype(np.float64)
 
 
 def _intercept_weight(z, n, learning_rate, beta):
@@ -243,6 +244,7 @@ def ftrl_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    largest_value = float(np.abs(data).max()) if data.size else 0.0
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
@@ -267,12 +269,17 @@ def ftrl_pass(
             derivative = sample_weight[row] * loss_derivative(
                 loss, margin, targets[row : row + 1], epsilon
             )[0]
-            gradient = _clip_gradient(values[:, None] * derivative, bound)
+            derivative_list = derivative.tolist()
+            gradient = values[:, None] * derivative
+            # Clipping only when some |value * derivative| may exceed the bound.
+            if max(map(abs, derivative_list)) * largest_value > bound:
+                _clip_gradient(gradient, bound)
             z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
                 z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate
             )
             if fit_intercept:
-                for k, d_k in enumerate(_clip_gradient(derivative, bound).tolist()):
+                for k, d_k in enumerate(derivative_list):
+                    d_k = min(max(d_k, -bound), bound)
                     intercept_z[k], intercept_n[k] = _intercept_update(
                         intercept_z[k], intercept_n[k], w_intercept[k], d_k, d_k * d_k, learning_rate
                     )
