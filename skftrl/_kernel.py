@@ -43,11 +43,29 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     ``w = 0`` where ``|z| <= l1``, else
     ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``.
 
-    Works elementwise on arrays of any shape. A finite state gives finite
-    weights, including where the denominator is 0 (``beta = l2 = 0``,
-    ``n = 0``), unless ``sqrt(n) / learning_rate`` underflows below 1e-308.
+    Works elementwise on arrays of any shape (float64 or float32) and returns
+    float64. Only the coordinates with ``|z| > l1`` are computed: in a wide
+    hashed model most ``z`` are 0, so this is a few cheap passes over the
+    state. A finite state gives finite weights, including where the
+    denominator is 0 (``beta = l2 = 0``, ``n = 0``), unless
+    ``sqrt(n) / learning_rate`` underflows below 1e-308.
     """
-    return _weights(np.asarray(z, dtype=np.float64), np.sqrt(n), learning_rate, beta, l1, l2)
+    z, n = np.asarray(z), np.asarray(n)
+    # Flat views in the state's own memory order (Fortran for the estimators').
+    order = "F" if np.isfortran(z) else "C"
+    flat_z = z.reshape(-1, order=order)
+    flat_n = np.asarray(n, order=order).reshape(-1, order=order)
+    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    active = np.flatnonzero(np.abs(flat_z) > l1)
+    weights.reshape(-1, order=order)[active] = _weights(
+        flat_z[active].astype(np.float64),
+        np.sqrt(flat_n[active].astype(np.float64)),
+        learning_rate,
+        beta,
+        l1,
+        l2,
+    )
+    return weights
 
 
 def _weights(z, sqrt_n, learning_rate, beta, l1, l2):

@@ -14,11 +14,15 @@ from numba import njit
 
 from ._kernel import LOSSES, MAX_EXP_MARGIN, TINY, max_abs_gradient
 
+# error_model="numpy": a division by zero gives inf or nan as in numpy, with no
+# per-division check (the denominators are guarded anyway). Without it, numba
+# adds a branch raising ZeroDivisionError to every division.
+
 # The kernel receives the loss as its position in LOSSES.
 LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
     """One coordinate of skftrl._kernel._weights, in the same operations."""
     denominator = sqrt_n / learning_rate
@@ -30,7 +34,7 @@ def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
     return -(z / denominator)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _update(z, n, sqrt_n, weight, gradient, learning_rate):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
@@ -40,12 +44,12 @@ def _update(z, n, sqrt_n, weight, gradient, learning_rate):
     return z + gradient - squared / denominator * weight, new_n
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clip(value, bound):
     return max(min(value, bound), -bound)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _loss_derivative(loss, margins, target, epsilon, derivative):
     """skftrl._kernel.loss_derivative for one row, written into ``derivative``."""
     if loss == LOG_LOSS:
@@ -67,7 +71,7 @@ def _loss_derivative(loss, margins, target, epsilon, derivative):
         derivative[0] = math.exp(min(margins[0], MAX_EXP_MARGIN)) - target
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _pass(
     indptr,
     indices,
@@ -93,8 +97,9 @@ def _pass(
     longest_row = 0
     for row in rows:
         longest_row = max(longest_row, indptr[row + 1] - indptr[row])
-    # The weights of the current row, kept to be reused by its update.
+    # The weights and sqrt(n) of the current row, kept to be reused by its update.
     row_weights = np.empty((longest_row, n_outputs))
+    row_sqrt_n = np.empty((longest_row, n_outputs))
     intercept_weights = np.empty(n_outputs)
     derivative = np.empty(n_outputs)
     for position in range(rows.shape[0]):
@@ -110,14 +115,11 @@ def _pass(
             column = indices[j]
             for k in range(n_outputs):
                 # A float32 state is computed on in float64, as in the numpy engine.
+                sqrt_n = math.sqrt(np.float64(n_by_feature[column, k]))
                 weight = _weight(
-                    np.float64(z_by_feature[column, k]),
-                    math.sqrt(np.float64(n_by_feature[column, k])),
-                    learning_rate,
-                    beta,
-                    l1,
-                    l2,
+                    np.float64(z_by_feature[column, k]), sqrt_n, learning_rate, beta, l1, l2
                 )
+                row_sqrt_n[j - start, k] = sqrt_n
                 row_weights[j - start, k] = weight
                 margin[k] += data[j] * weight
         for k in range(n_outputs):
@@ -129,11 +131,10 @@ def _pass(
         for j in range(start, end):
             column = indices[j]
             for k in range(n_outputs):
-                n_old = np.float64(n_by_feature[column, k])
                 z_by_feature[column, k], n_by_feature[column, k] = _update(
                     np.float64(z_by_feature[column, k]),
-                    n_old,
-                    math.sqrt(n_old),
+                    np.float64(n_by_feature[column, k]),
+                    row_sqrt_n[j - start, k],
                     row_weights[j - start, k],
                     _clip(data[j] * derivative[k], bound),
                     learning_rate,
