@@ -375,7 +375,10 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         scores = self._decision_scores(X)
         if scores.shape[1] == 1:
             # expit on each side keeps the smaller probability accurate.
-            return np.column_stack([expit(-scores[:, 0]), expit(scores[:, 0])])
+            proba = np.empty((scores.shape[0], 2))
+            expit(-scores[:, 0], out=proba[:, 0])
+            expit(scores[:, 0], out=proba[:, 1])
+            return proba
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
