@@ -188,26 +188,33 @@ def _gather(state_by_feature, columns):
     return gathered if gathered.dtype == np.float64 else gathered.astype(np.float64)
 
 
-def _intercept_weight(z, n, learning_rate, beta):
-    """:func:`weights_from_state` of one intercept (``l1 = l2 = 0``), on Python floats.
+def _intercept_weights(intercept_z, intercept_n, learning_rate, beta):
+    """:func:`weights_from_state` of the K intercepts (``l1 = l2 = 0``), as a list.
 
     The intercept is K scalars, for which plain float arithmetic is several
     times faster than numpy calls. Each operation is the same IEEE one as in
     :func:`_weights`, so the result is identical.
     """
-    denominator = math.sqrt(n) / learning_rate
-    denominator += beta / learning_rate
-    if denominator == 0:
-        denominator = 1.0
-    return -(z / denominator)
+    weights = []
+    for z, n in zip(intercept_z, intercept_n):
+        denominator = math.sqrt(n) / learning_rate
+        denominator += beta / learning_rate
+        if denominator == 0:
+            denominator = 1.0
+        weights.append(-(z / denominator))
+    return weights
 
 
-def _intercept_update(z, n, weight, gradient, squared, learning_rate):
-    """:func:`_update_coordinates` of one intercept, on Python floats; returns ``(z, n)``."""
-    new_n = n + squared
-    denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
-    denominator = max(denominator, TINY)
-    return z + gradient - squared / denominator * weight, new_n
+def _update_intercepts(intercept_z, intercept_n, weights, gradients, squared, learning_rate):
+    """:func:`_update_coordinates` of the K intercepts, on lists of Python floats, in place."""
+    for k, (weight, gradient, square) in enumerate(zip(weights, gradients, squared)):
+        z, n = intercept_z[k], intercept_n[k]
+        new_n = n + square
+        denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
+        denominator = max(denominator, TINY)
+        # (z + g) - sigma * w, in the order of _update_coordinates.
+        intercept_z[k] = z + gradient - square / denominator * weight
+        intercept_n[k] = new_n
 
 
 def ftrl_pass(
@@ -277,10 +284,7 @@ def ftrl_pass(
             n_row = _gather(n_by_feature, columns)
             sqrt_n_row = np.sqrt(n_row)
             w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
-            w_intercept = [
-                _intercept_weight(z_k, n_k, learning_rate, beta)
-                for z_k, n_k in zip(intercept_z, intercept_n)
-            ]
+            w_intercept = _intercept_weights(intercept_z, intercept_n, learning_rate, beta)
             margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
 
@@ -296,11 +300,15 @@ def ftrl_pass(
                 z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate
             )
             if fit_intercept:
-                for k, d_k in enumerate(derivative_list):
-                    d_k = min(max(d_k, -bound), bound)
-                    intercept_z[k], intercept_n[k] = _intercept_update(
-                        intercept_z[k], intercept_n[k], w_intercept[k], d_k, d_k * d_k, learning_rate
-                    )
+                clipped = [min(max(d_k, -bound), bound) for d_k in derivative_list]
+                _update_intercepts(
+                    intercept_z,
+                    intercept_n,
+                    w_intercept,
+                    clipped,
+                    [d_k * d_k for d_k in clipped],
+                    learning_rate,
+                )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
 
@@ -384,10 +392,7 @@ def ftrl_minibatch_pass(
             n_state = _gather(n_by_feature, touched)
             sqrt_n = np.sqrt(n_state)
             w_touched = _weights(z_touched, sqrt_n, learning_rate, beta, l1, l2)
-            w_intercept = [
-                _intercept_weight(z_k, n_k, learning_rate, beta)
-                for z_k, n_k in zip(intercept_z, intercept_n)
-            ]
+            w_intercept = _intercept_weights(intercept_z, intercept_n, learning_rate, beta)
 
             # Margins: sum each value * weight into its (row, output) cell.
             products = values[:, None] * w_touched[group_of_value]
@@ -419,14 +424,8 @@ def ftrl_minibatch_pass(
                 gradient_sum = derivative.sum(axis=0).tolist()
                 derivative *= derivative
                 squared_sum = derivative.sum(axis=0).tolist()
-                for k in range(n_outputs):
-                    intercept_z[k], intercept_n[k] = _intercept_update(
-                        intercept_z[k],
-                        intercept_n[k],
-                        w_intercept[k],
-                        gradient_sum[k],
-                        squared_sum[k],
-                        learning_rate,
-                    )
+                _update_intercepts(
+                    intercept_z, intercept_n, w_intercept, gradient_sum, squared_sum, learning_rate
+                )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
