@@ -114,6 +114,7 @@ class BaseFTRL(BaseEstimator):
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_samples_seen_ = 0
+        self.loss_curve_ = []
 
     # ------------------------------------------------------------ validation
     def _validate_X_y(self, X, y, reset):
@@ -193,14 +194,25 @@ class BaseFTRL(BaseEstimator):
         self.n_samples_seen_ += len(rows)
         return margins
 
-    def _mean_progressive_loss(self, margins, targets, sample_weight):
-        """Weighted mean loss of the rows, each scored before it was learned."""
+    def _learn(self, X, targets, sample_weight, rows):
+        """One pass over ``rows``, recorded in ``loss_curve_``; returns its loss.
+
+        The loss is the weighted mean over the rows, each scored before it was
+        learned from (progressive validation), as Vowpal Wabbit reports it.
+        """
+        margins = self._pass(X, targets, sample_weight, rows)
         loss, epsilon = self._kernel_loss()
-        total_weight = sample_weight.sum()
+        weights = sample_weight[rows]
+        total_weight = weights.sum()
         # All-zero weights (possible through class_weight) learn nothing.
         if total_weight == 0:
-            return 0.0
-        return loss_value(loss, margins, targets, epsilon) @ sample_weight / total_weight
+            pass_loss = 0.0
+        else:
+            row_losses = loss_value(loss, margins, targets[rows], epsilon)
+            pass_loss = float(row_losses @ weights / total_weight)
+        # Appended last, so that an error earlier leaves the list as it was.
+        self.loss_curve_.append(pass_loss)
+        return pass_loss
 
     def _fit_passes(self, X, targets, sample_weight):
         """Up to ``max_iter`` shuffled passes, stopping on ``tol`` as SGDClassifier.
@@ -216,10 +228,7 @@ class BaseFTRL(BaseEstimator):
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
-            margins = self._pass(X, targets, sample_weight, rows)
-            pass_loss = self._mean_progressive_loss(
-                margins, targets[rows], sample_weight[rows]
-            )
+            pass_loss = self._learn(X, targets, sample_weight, rows)
             if self.tol is not None:
                 if pass_loss > best_loss - self.tol:
                     passes_without_improvement += 1

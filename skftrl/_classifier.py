@@ -137,6 +137,12 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
 
+    loss_curve_ : list of float
+        The progressive validation loss of each pass of :meth:`fit` and of
+        each :meth:`partial_fit` call, in order since the state was created:
+        the sample-weighted mean loss of the rows, each scored *before* it was
+        learned from (as Vowpal Wabbit's "average loss"), in log loss.
+
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -321,7 +327,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         )
         if first_call:
             self._init_state(_n_outputs(classes), X.shape[1])
-        self._pass(X, targets, sample_weight, np.arange(X.shape[0]))
+        self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
         self.n_iter_ = 1
         return self
 

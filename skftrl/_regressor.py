@@ -125,6 +125,13 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
 
+    loss_curve_ : list of float
+        The progressive validation loss of each pass of :meth:`fit` and of
+        each :meth:`partial_fit` call, in order since the state was created:
+        the sample-weighted mean loss of the rows, each scored *before* it was
+        learned from (as Vowpal Wabbit's "average loss"). The loss is the
+        training loss (half the squared error for ``"squared_error"``).
+
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -265,7 +272,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
         if first_call:
             self._init_state(1, X.shape[1])
-        self._pass(X, y, sample_weight, np.arange(X.shape[0]))
+        self._learn(X, y, sample_weight, np.arange(X.shape[0]))
         self.n_iter_ = 1
         return self
 

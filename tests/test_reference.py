@@ -261,3 +261,42 @@ def test_non_canonical_csr_matches_reference_and_is_not_modified(engine):
     assert_matches_reference(clf, ref, rows, 8)
     for kept, now in zip(before, (X.indptr, X.indices, X.data)):
         assert np.array_equal(kept, now)
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "squared_error"])
+def test_loss_curve_is_the_progressive_validation_loss_of_each_call(loss, engine):
+    """Each partial_fit call appends the weighted mean loss of its rows, each
+    scored by the reference's weights before that row was learned."""
+    rng = np.random.default_rng(7)
+    X = random_sparse(rng, 60)
+    weights = rng.uniform(0.5, 2.0, size=60)
+    if loss == "log_loss":
+        y = rng.integers(0, 2, size=60).astype(float)
+        model = FTRLClassifier(learning_rate=0.3, beta=0.5, l1=0.1, engine=engine)
+    else:
+        y = rng.normal(size=60)
+        model = FTRLRegressor(learning_rate=0.3, beta=0.5, l1=0.1, engine=engine)
+    ref = ReferenceFTRL(
+        1, loss=loss, alpha=0.3, beta=0.5, l1=0.1, l2=0.0, fit_intercept=True
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    expected = []
+    for part in chunks(60):
+        total = 0.0
+        for x, target, s in zip(rows[part], y[part], weights[part]):
+            margin = ref.margins(x)[0]
+            if loss == "log_loss":
+                p = 1.0 / (1.0 + math.exp(-margin))
+                total += s * -math.log(p if target == 1 else 1.0 - p)
+            else:
+                total += s * 0.5 * (margin - target) ** 2
+            ref.learn_one(x, target, s)
+        expected.append(total / weights[part].sum())
+        if loss == "log_loss":
+            model.partial_fit(X[part], y[part], classes=[0.0, 1.0], sample_weight=weights[part])
+        else:
+            model.partial_fit(X[part], y[part], sample_weight=weights[part])
+    assert_allclose(model.loss_curve_, expected, rtol=1e-10)
+    # fit starts a new curve with one entry per pass.
+    model.set_params(max_iter=3, tol=None).fit(X, y)
+    assert len(model.loss_curve_) == 3
