@@ -7,8 +7,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import (
@@ -67,12 +68,16 @@ class BaseFTRL(BaseEstimator):
     _parameter_constraints: dict = {
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "beta": [Interval(Real, 0, None, closed="left")],
+        "learning_rate_power": [Interval(Real, -1, 0, closed="both")],
+        "initial_accumulator_value": [Interval(Real, 0, None, closed="left")],
         "l1": [Interval(Real, 0, None, closed="left")],
         "l2": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
@@ -95,7 +100,13 @@ class BaseFTRL(BaseEstimator):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
         return weights_from_state(
-            self.z_, self.n_, self.learning_rate, self.beta, self.l1, self.l2
+            self.z_,
+            self.n_,
+            self.learning_rate,
+            self.beta,
+            self.l1,
+            self.l2,
+            self.learning_rate_power,
         )
 
     @property
@@ -103,18 +114,34 @@ class BaseFTRL(BaseEstimator):
         """Intercept, shape (n_outputs,); 0 when ``fit_intercept=False``."""
         check_is_fitted(self)
         return weights_from_state(
-            self.z_intercept_, self.n_intercept_, self.learning_rate, self.beta, 0.0, 0.0
+            self.z_intercept_,
+            self.n_intercept_,
+            self.learning_rate,
+            self.beta,
+            0.0,
+            0.0,
+            self.learning_rate_power,
         )
 
     def _init_state(self, n_outputs, n_features):
-        """A fresh state: all zeros. Sets ``z_``, ``n_`` and the intercept's."""
+        """A fresh state: ``z = 0`` and ``n = initial_accumulator_value``.
+
+        Sets ``z_``, ``n_``, the intercept's, and the records of training.
+        """
         # Fortran order: each feature's outputs are contiguous, as the kernel reads them.
-        self.z_ = np.zeros((n_outputs, n_features), dtype=self.dtype, order="F")
-        self.n_ = np.zeros((n_outputs, n_features), dtype=self.dtype, order="F")
+        shape = (n_outputs, n_features)
+        self.z_ = np.zeros(shape, dtype=self.dtype, order="F")
+        if self.initial_accumulator_value == 0:
+            # np.zeros leaves untouched pages unallocated: a wide hashed
+            # model costs memory only for the features it sees.
+            self.n_ = np.zeros(shape, dtype=self.dtype, order="F")
+        else:
+            self.n_ = np.full(shape, self.initial_accumulator_value, dtype=self.dtype, order="F")
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
-        self.n_intercept_ = np.zeros(n_outputs, dtype=np.float64)
+        self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
         self.n_samples_seen_ = 0
         self.loss_curve_ = []
+        self.validation_scores_ = None
 
     # ------------------------------------------------------------ validation
     def _validate_X_y(self, X, y, reset):
@@ -190,6 +217,7 @@ class BaseFTRL(BaseEstimator):
             l2=self.l2,
             fit_intercept=self.fit_intercept,
             epsilon=epsilon,
+            learning_rate_power=self.learning_rate_power,
         )
         self.n_samples_seen_ += len(rows)
         return margins
@@ -214,30 +242,65 @@ class BaseFTRL(BaseEstimator):
         self.loss_curve_.append(pass_loss)
         return pass_loss
 
+    def _validation_split(self, targets, random_state):
+        """Training and validation rows for ``early_stopping``, as SGDClassifier.
+
+        Stratified by class for classifiers; raises a ValueError naming the
+        problem when either set would be empty.
+        """
+        splitter = StratifiedShuffleSplit if is_classifier(self) else ShuffleSplit
+        cv = splitter(test_size=self.validation_fraction, random_state=random_state)
+        n_rows = len(targets)
+        if n_rows < 2:
+            raise ValueError(
+                f"early_stopping needs at least 2 samples to split off a "
+                f"validation set; got n_samples={n_rows}."
+            )
+        training_rows, validation_rows = next(cv.split(np.zeros((n_rows, 1)), targets))
+        # In their original order, which fit keeps when shuffle=False.
+        return np.sort(training_rows), np.sort(validation_rows)
+
+    def _validation_score(self, X, targets, sample_weight):
+        """The score of ``early_stopping`` (accuracy or R^2), on encoded targets."""
+        raise NotImplementedError
+
     def _fit_passes(self, X, targets, sample_weight):
         """Up to ``max_iter`` shuffled passes, stopping on ``tol`` as SGDClassifier.
 
-        Training stops when the mean progressive loss of a pass has not
-        improved on the best one by at least ``tol`` for ``n_iter_no_change``
-        passes in a row.
+        Without ``early_stopping``, training stops when the mean progressive
+        loss of a pass has not improved on the best one by at least ``tol``
+        for ``n_iter_no_change`` passes in a row. With it, the criterion is
+        the score on a held-out ``validation_fraction`` of the rows, which
+        are then not learned from.
         """
         random_state = check_random_state(self.random_state)
         rows = np.arange(X.shape[0])
-        best_loss = np.inf
+        if self.early_stopping:
+            rows, validation_rows = self._validation_split(targets, random_state)
+            X_validation = X[validation_rows]
+            validation_scores = []
+        best = np.inf  # of the criterion, lower is better
         passes_without_improvement = 0
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
-            pass_loss = self._learn(X, targets, sample_weight, rows)
+            criterion = self._learn(X, targets, sample_weight, rows)
+            if self.early_stopping:
+                score = self._validation_score(
+                    X_validation, targets[validation_rows], sample_weight[validation_rows]
+                )
+                validation_scores.append(score)
+                criterion = -score
             if self.tol is not None:
-                if pass_loss > best_loss - self.tol:
+                if criterion > best - self.tol:
                     passes_without_improvement += 1
                 else:
                     passes_without_improvement = 0
-                best_loss = min(best_loss, pass_loss)
+                best = min(best, criterion)
                 if passes_without_improvement >= self.n_iter_no_change:
                     break
         self.n_iter_ = n_iter
+        self.validation_scores_ = validation_scores if self.early_stopping else None
         if (
             self.tol is not None
             and self.max_iter > 1
@@ -245,12 +308,16 @@ class BaseFTRL(BaseEstimator):
         ):
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
-                "training loss stopped improving; consider increasing max_iter.",
+                f"{'validation score' if self.early_stopping else 'training loss'} "
+                "stopped improving; consider increasing max_iter.",
                 ConvergenceWarning,
             )
 
     # ------------------------------------------------------------ prediction
     def _decision_scores(self, X):
         """Linear scores of shape (n_samples, n_outputs), from weights computed once."""
-        X = self._validate_X_predict(X)
+        return self._linear_scores(self._validate_X_predict(X))
+
+    def _linear_scores(self, X):
+        """:meth:`_decision_scores` of an already validated X."""
         return np.asarray(X @ self.coef_.T) + self.intercept_

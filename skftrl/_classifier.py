@@ -3,6 +3,7 @@
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.metrics import accuracy_score
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import (
@@ -16,6 +17,13 @@ from ._base import BaseFTRL, unchanged_on_error
 def _n_outputs(classes):
     """One logistic output for two classes, else one softmax output per class."""
     return 1 if len(classes) == 2 else len(classes)
+
+
+def _class_indices(scores):
+    """Index in ``classes_`` of the predicted class, from scores (n_samples, n_outputs)."""
+    if scores.shape[1] == 1:
+        return (scores[:, 0] > 0).astype(np.intp)
+    return np.argmax(scores, axis=1)
 
 
 class FTRLClassifier(ClassifierMixin, BaseFTRL):
@@ -50,6 +58,19 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     l2 : float, default=0.0
         L2 regularization strength (the paper's ``lambda_2``). Range [0, inf).
 
+    learning_rate_power : float, default=-0.5
+        The exponent ``p`` of the per-coordinate learning rate
+        ``alpha / (beta + n_i ** -p)``, as TensorFlow's ``Ftrl`` names it.
+        The paper's -0.5 (``sqrt(n_i)``) is the default and the fastest;
+        values nearer 0 decay the rates more slowly, and 0 gives every
+        coordinate the constant rate ``alpha / (beta + 1)``. Range [-1, 0].
+
+    initial_accumulator_value : float, default=0.0
+        The value ``n_i`` starts from when the state is created (the paper:
+        0). A positive value lowers the first steps' rates as if each
+        coordinate had already seen that sum of squared gradients, like
+        TensorFlow's ``initial_accumulator_value`` (0.1 there). Range [0, inf).
+
     fit_intercept : bool, default=True
         Whether to learn an (unregularized) intercept.
 
@@ -61,10 +82,23 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         :meth:`fit` stops when the mean progressive loss of a pass (each row's
         loss before it is learned) has not improved on the best pass by at
         least ``tol`` for ``n_iter_no_change`` passes in a row. ``None`` runs
-        all ``max_iter`` passes. Range [0, inf).
+        all ``max_iter`` passes. See ``early_stopping`` for a held-out
+        criterion instead. Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
+
+    early_stopping : bool, default=False
+        Whether :meth:`fit` holds out ``validation_fraction`` of the rows
+        (stratified by class, never learned from) and stops when their
+        accuracy has not improved on the best by at least ``tol`` for
+        ``n_iter_no_change`` passes in a row, as in
+        :class:`~sklearn.linear_model.SGDClassifier`. The scores are kept in
+        ``validation_scores_``. :meth:`partial_fit` ignores it.
+
+    validation_fraction : float, default=0.1
+        The fraction of the rows held out when ``early_stopping=True``.
+        Range (0, 1).
 
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the rows before each pass.
@@ -143,6 +177,10 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         the sample-weighted mean loss of the rows, each scored *before* it was
         learned from (as Vowpal Wabbit's "average loss"), in log loss.
 
+    validation_scores_ : list of float or None
+        The accuracy on the held-out rows after each pass of the last
+        :meth:`fit` with ``early_stopping=True``; None otherwise.
+
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -185,10 +223,14 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         beta=1.0,
         l1=0.0,
         l2=0.0,
+        learning_rate_power=-0.5,
+        initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
         tol=1e-3,
         n_iter_no_change=5,
+        early_stopping=False,
+        validation_fraction=0.1,
         shuffle=True,
         random_state=None,
         warm_start=False,
@@ -201,10 +243,14 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self.beta = beta
         self.l1 = l1
         self.l2 = l2
+        self.learning_rate_power = learning_rate_power
+        self.initial_accumulator_value = initial_accumulator_value
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
@@ -220,6 +266,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     def _kernel_loss(self):
         return ("log_loss" if self.z_.shape[0] == 1 else "multinomial"), 0.0
+
+    def _validation_score(self, X, targets, sample_weight):
+        """Accuracy on encoded targets (0/1, or class indices), for ``early_stopping``."""
+        predicted = _class_indices(self._linear_scores(X))
+        return accuracy_score(targets, predicted, sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, classes, reset):
         """Validate a batch: canonical X, kernel targets, per-row weights.
@@ -360,10 +411,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         y_pred : ndarray of shape (n_samples,)
             Predicted labels, from ``classes_``.
         """
-        scores = self._decision_scores(X)
-        if scores.shape[1] == 1:
-            return self.classes_[(scores[:, 0] > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self._decision_scores(X)  # checks that the model is fitted
+        return self.classes_[_class_indices(scores)]
 
     def predict_proba(self, X):
         """Class probabilities; each row sums to 1.

@@ -36,12 +36,33 @@ TINY = np.finfo(np.float64).tiny
 
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
 
+# The paper's per-coordinate rate alpha / (beta + n ** 0.5): the exponent of n is
+# -learning_rate_power, as TensorFlow's Ftrl names it.
+PAPER_LEARNING_RATE_POWER = -0.5
 
-def weights_from_state(z, n, learning_rate, beta, l1, l2):
+
+def rate_root(n, learning_rate_power=PAPER_LEARNING_RATE_POWER):
+    """``n ** -learning_rate_power`` elementwise: ``sqrt(n)`` for the paper's -0.5."""
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return np.sqrt(n)
+    return np.power(n, -learning_rate_power)
+
+
+def _rate_root_scalar(n, learning_rate_power):
+    """:func:`rate_root` of a Python float, in the same IEEE operation."""
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return math.sqrt(n)
+    return n ** -learning_rate_power
+
+
+def weights_from_state(
+    z, n, learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER
+):
     """Closed-form FTRL-Proximal weights from the state ``(z, n)``.
 
     ``w = 0`` where ``|z| <= l1``, else
-    ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``.
+    ``w = -(z - sign(z) l1) / ((beta + sqrt(n)) / learning_rate + l2)``, where
+    ``sqrt(n)`` is ``n ** -learning_rate_power`` in general.
 
     Works elementwise on arrays of any shape (float64 or float32) and returns
     float64. Only the coordinates with ``|z| > l1`` are computed: in a wide
@@ -59,7 +80,7 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     active = np.flatnonzero(np.abs(flat_z) > l1)
     weights.reshape(-1, order=order)[active] = _weights(
         flat_z[active].astype(np.float64),
-        np.sqrt(flat_n[active].astype(np.float64)),
+        rate_root(flat_n[active].astype(np.float64), learning_rate_power),
         learning_rate,
         beta,
         l1,
@@ -68,9 +89,9 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     return weights
 
 
-def _weights(z, sqrt_n, learning_rate, beta, l1, l2):
-    """:func:`weights_from_state` given ``sqrt(n)``, which the update reuses."""
-    denominator = sqrt_n / learning_rate
+def _weights(z, root_n, learning_rate, beta, l1, l2):
+    """:func:`weights_from_state` given ``root_n = rate_root(n)``, which the update reuses."""
+    denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
     if beta == 0 and l2 == 0:
         # The denominator is 0 only where n = 0, and there z is 0 too (or a
@@ -145,26 +166,34 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
 
 
-def _update_coordinates(z, n, sqrt_n, weights, gradient, squared, learning_rate):
+def _update_coordinates(
+    z, n, root_n, weights, gradient, squared, learning_rate, learning_rate_power
+):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
-    ``z``, ``n``, ``sqrt_n = sqrt(n)`` and ``weights`` are the coordinates'
-    state and current weights, of the same shape as ``gradient``; ``squared``
-    is the gradient's square (for a mini-batch, the sum of the rows' squared
-    gradients, ``Q``). Returns the new ``(z, n)``.
+    ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the
+    coordinates' state and current weights, of the same shape as
+    ``gradient``; ``squared`` is the gradient's square (for a mini-batch, the
+    sum of the rows' squared gradients, ``Q``). Returns the new ``(z, n)``.
     ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
-    ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation.
+    ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
+    ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
     """
     new_n = n + squared
-    denominator = np.sqrt(new_n)
-    denominator += sqrt_n
-    denominator *= learning_rate
-    # The denominator is 0 only where n = 0 and g^2 is 0 (or underflowed), and
-    # sigma must be 0 there: raising it to the smallest normal float gives
-    # 0 / tiny = 0. Elsewhere it is already above tiny unless
-    # learning_rate * |g| < 1e-308.
-    np.maximum(denominator, TINY, out=denominator)
-    sigma_times_weights = np.divide(squared, denominator)
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        denominator = np.sqrt(new_n)
+        denominator += root_n
+        denominator *= learning_rate
+        # The denominator is 0 only where n = 0 and g^2 is 0 (or underflowed),
+        # and sigma must be 0 there: raising it to the smallest normal float
+        # gives 0 / tiny = 0. Elsewhere it is already above tiny unless
+        # learning_rate * |g| < 1e-308.
+        np.maximum(denominator, TINY, out=denominator)
+        sigma_times_weights = np.divide(squared, denominator)
+    else:
+        sigma_times_weights = rate_root(new_n, learning_rate_power)
+        sigma_times_weights -= root_n
+        sigma_times_weights /= learning_rate
     sigma_times_weights *= weights
     new_z = z + gradient
     new_z -= sigma_times_weights
@@ -188,7 +217,7 @@ def _gather(state_by_feature, columns):
     return gathered if gathered.dtype == np.float64 else gathered.astype(np.float64)
 
 
-def _intercept_weights(intercept_z, intercept_n, learning_rate, beta):
+def _intercept_weights(intercept_z, intercept_n, learning_rate, beta, learning_rate_power):
     """:func:`weights_from_state` of the K intercepts (``l1 = l2 = 0``), as a list.
 
     The intercept is K scalars, for which plain float arithmetic is several
@@ -197,7 +226,7 @@ def _intercept_weights(intercept_z, intercept_n, learning_rate, beta):
     """
     weights = []
     for z, n in zip(intercept_z, intercept_n):
-        denominator = math.sqrt(n) / learning_rate
+        denominator = _rate_root_scalar(n, learning_rate_power) / learning_rate
         denominator += beta / learning_rate
         if denominator == 0:
             denominator = 1.0
@@ -205,15 +234,21 @@ def _intercept_weights(intercept_z, intercept_n, learning_rate, beta):
     return weights
 
 
-def _update_intercepts(intercept_z, intercept_n, weights, gradients, squared, learning_rate):
+def _update_intercepts(
+    intercept_z, intercept_n, weights, gradients, squared, learning_rate, learning_rate_power
+):
     """:func:`_update_coordinates` of the K intercepts, on lists of Python floats, in place."""
     for k, (weight, gradient, square) in enumerate(zip(weights, gradients, squared)):
         z, n = intercept_z[k], intercept_n[k]
         new_n = n + square
-        denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
-        denominator = max(denominator, TINY)
+        if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+            denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
+            sigma = square / max(denominator, TINY)
+        else:
+            root_n = _rate_root_scalar(n, learning_rate_power)
+            sigma = (_rate_root_scalar(new_n, learning_rate_power) - root_n) / learning_rate
         # (z + g) - sigma * w, in the order of _update_coordinates.
-        intercept_z[k] = z + gradient - square / denominator * weight
+        intercept_z[k] = z + gradient - sigma * weight
         intercept_n[k] = new_n
 
 
@@ -231,6 +266,7 @@ def ftrl_pass(
     l2,
     fit_intercept,
     epsilon=0.1,
+    learning_rate_power=PAPER_LEARNING_RATE_POWER,
 ):
     """One exact FTRL-Proximal pass over ``rows`` of ``X``, updating ``state``.
 
@@ -253,7 +289,7 @@ def ftrl_pass(
         ``n`` have shape (K, n_features), are float64 or float32 (computed on
         in float64 either way) and should be Fortran-ordered; the intercept's
         are float64 of shape (K,).
-    loss, learning_rate, beta, l1, l2, fit_intercept, epsilon
+    loss, learning_rate, beta, l1, l2, fit_intercept, epsilon, learning_rate_power
         The loss and the hyper-parameters.
 
     Returns
@@ -282,9 +318,11 @@ def ftrl_pass(
             values = data[start:end]
             z_row = _gather(z_by_feature, columns)
             n_row = _gather(n_by_feature, columns)
-            sqrt_n_row = np.sqrt(n_row)
-            w_row = _weights(z_row, sqrt_n_row, learning_rate, beta, l1, l2)
-            w_intercept = _intercept_weights(intercept_z, intercept_n, learning_rate, beta)
+            root_n_row = rate_root(n_row, learning_rate_power)
+            w_row = _weights(z_row, root_n_row, learning_rate, beta, l1, l2)
+            w_intercept = _intercept_weights(
+                intercept_z, intercept_n, learning_rate, beta, learning_rate_power
+            )
             margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
 
@@ -297,7 +335,14 @@ def ftrl_pass(
             if max(map(abs, derivative_list)) * largest_value > bound:
                 _clip_gradient(gradient, bound)
             z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
-                z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate
+                z_row,
+                n_row,
+                root_n_row,
+                w_row,
+                gradient,
+                gradient * gradient,
+                learning_rate,
+                learning_rate_power,
             )
             if fit_intercept:
                 clipped = [min(max(d_k, -bound), bound) for d_k in derivative_list]
@@ -308,6 +353,7 @@ def ftrl_pass(
                     clipped,
                     [d_k * d_k for d_k in clipped],
                     learning_rate,
+                    learning_rate_power,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
@@ -328,6 +374,7 @@ def ftrl_minibatch_pass(
     l2,
     fit_intercept,
     epsilon=0.1,
+    learning_rate_power=PAPER_LEARNING_RATE_POWER,
 ):
     """One mini-batch FTRL-Proximal pass over ``rows`` of ``X``, updating ``state``.
 
@@ -390,9 +437,11 @@ def ftrl_minibatch_pass(
 
             z_touched = _gather(z_by_feature, touched)
             n_state = _gather(n_by_feature, touched)
-            sqrt_n = np.sqrt(n_state)
-            w_touched = _weights(z_touched, sqrt_n, learning_rate, beta, l1, l2)
-            w_intercept = _intercept_weights(intercept_z, intercept_n, learning_rate, beta)
+            root_n = rate_root(n_state, learning_rate_power)
+            w_touched = _weights(z_touched, root_n, learning_rate, beta, l1, l2)
+            w_intercept = _intercept_weights(
+                intercept_z, intercept_n, learning_rate, beta, learning_rate_power
+            )
 
             # Margins: sum each value * weight into its (row, output) cell.
             products = values[:, None] * w_touched[group_of_value]
@@ -417,7 +466,14 @@ def ftrl_minibatch_pass(
             gradient *= gradient
             squared_sum = np.add.reduceat(gradient, group_starts, axis=0)
             z_by_feature[touched], n_by_feature[touched] = _update_coordinates(
-                z_touched, n_state, sqrt_n, w_touched, gradient_sum, squared_sum, learning_rate
+                z_touched,
+                n_state,
+                root_n,
+                w_touched,
+                gradient_sum,
+                squared_sum,
+                learning_rate,
+                learning_rate_power,
             )
             if fit_intercept:
                 derivative = _clip_gradient(derivative, bound)
@@ -425,7 +481,13 @@ def ftrl_minibatch_pass(
                 derivative *= derivative
                 squared_sum = derivative.sum(axis=0).tolist()
                 _update_intercepts(
-                    intercept_z, intercept_n, w_intercept, gradient_sum, squared_sum, learning_rate
+                    intercept_z,
+                    intercept_n,
+                    w_intercept,
+                    gradient_sum,
+                    squared_sum,
+                    learning_rate,
+                    learning_rate_power,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins

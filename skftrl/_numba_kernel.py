@@ -12,7 +12,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernel import LOSSES, MAX_EXP_MARGIN, TINY, max_abs_gradient
+from ._kernel import (
+    LOSSES,
+    MAX_EXP_MARGIN,
+    PAPER_LEARNING_RATE_POWER,
+    TINY,
+    max_abs_gradient,
+)
 
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
@@ -23,9 +29,17 @@ LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
 
 
 @njit(cache=True, error_model="numpy")
-def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
+def _rate_root(n, learning_rate_power):
+    """skftrl._kernel.rate_root of one coordinate: sqrt(n) for the paper's -0.5."""
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return math.sqrt(n)
+    return n**-learning_rate_power
+
+
+@njit(cache=True, error_model="numpy")
+def _weight(z, root_n, learning_rate, beta, l1, l2):
     """One coordinate of skftrl._kernel._weights, in the same operations."""
-    denominator = sqrt_n / learning_rate
+    denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
     if beta == 0 and l2 == 0 and denominator == 0:
         denominator = 1.0
@@ -35,13 +49,16 @@ def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
 
 
 @njit(cache=True, error_model="numpy")
-def _update(z, n, sqrt_n, weight, gradient, learning_rate):
+def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
     new_n = n + squared
-    denominator = (math.sqrt(new_n) + sqrt_n) * learning_rate
-    denominator = max(denominator, TINY)
-    return z + gradient - squared / denominator * weight, new_n
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        denominator = (math.sqrt(new_n) + root_n) * learning_rate
+        sigma = squared / max(denominator, TINY)
+    else:
+        sigma = (_rate_root(new_n, learning_rate_power) - root_n) / learning_rate
+    return z + gradient - sigma * weight, new_n
 
 
 @njit(cache=True, error_model="numpy")
@@ -90,6 +107,7 @@ def _pass(
     l2,
     fit_intercept,
     epsilon,
+    learning_rate_power,
     bound,
     margins,
 ):
@@ -97,9 +115,9 @@ def _pass(
     longest_row = 0
     for row in rows:
         longest_row = max(longest_row, indptr[row + 1] - indptr[row])
-    # The weights and sqrt(n) of the current row, kept to be reused by its update.
+    # The weights and rate roots (sqrt(n)) of the current row, reused by its update.
     row_weights = np.empty((longest_row, n_outputs))
-    row_sqrt_n = np.empty((longest_row, n_outputs))
+    row_root_n = np.empty((longest_row, n_outputs))
     intercept_weights = np.empty(n_outputs)
     derivative = np.empty(n_outputs)
     for position in range(rows.shape[0]):
@@ -108,18 +126,23 @@ def _pass(
         margin = margins[position]
         for k in range(n_outputs):
             intercept_weights[k] = _weight(
-                z_intercept[k], math.sqrt(n_intercept[k]), learning_rate, beta, 0.0, 0.0
+                z_intercept[k],
+                _rate_root(n_intercept[k], learning_rate_power),
+                learning_rate,
+                beta,
+                0.0,
+                0.0,
             )
             margin[k] = 0.0
         for j in range(start, end):
             column = indices[j]
             for k in range(n_outputs):
                 # A float32 state is computed on in float64, as in the numpy engine.
-                sqrt_n = math.sqrt(np.float64(n_by_feature[column, k]))
+                root_n = _rate_root(np.float64(n_by_feature[column, k]), learning_rate_power)
                 weight = _weight(
-                    np.float64(z_by_feature[column, k]), sqrt_n, learning_rate, beta, l1, l2
+                    np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
                 )
-                row_sqrt_n[j - start, k] = sqrt_n
+                row_root_n[j - start, k] = root_n
                 row_weights[j - start, k] = weight
                 margin[k] += data[j] * weight
         for k in range(n_outputs):
@@ -134,20 +157,22 @@ def _pass(
                 z_by_feature[column, k], n_by_feature[column, k] = _update(
                     np.float64(z_by_feature[column, k]),
                     np.float64(n_by_feature[column, k]),
-                    row_sqrt_n[j - start, k],
+                    row_root_n[j - start, k],
                     row_weights[j - start, k],
                     _clip(data[j] * derivative[k], bound),
                     learning_rate,
+                    learning_rate_power,
                 )
         if fit_intercept:
             for k in range(n_outputs):
                 z_intercept[k], n_intercept[k] = _update(
                     z_intercept[k],
                     n_intercept[k],
-                    math.sqrt(n_intercept[k]),
+                    _rate_root(n_intercept[k], learning_rate_power),
                     intercept_weights[k],
                     _clip(derivative[k], bound),
                     learning_rate,
+                    learning_rate_power,
                 )
 
 
@@ -165,6 +190,7 @@ def ftrl_pass(
     l2,
     fit_intercept,
     epsilon=0.1,
+    learning_rate_power=PAPER_LEARNING_RATE_POWER,
 ):
     """:func:`skftrl._kernel.ftrl_pass`, compiled; same parameters and result."""
     z, n, z_intercept, n_intercept = state
@@ -187,6 +213,7 @@ def ftrl_pass(
         float(l2),
         bool(fit_intercept),
         float(epsilon),
+        float(learning_rate_power),
         max_abs_gradient(z.dtype),
         margins,
     )

@@ -4,6 +4,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
+from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
@@ -50,6 +51,19 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     l2 : float, default=0.0
         L2 regularization strength. Range [0, inf).
 
+    learning_rate_power : float, default=-0.5
+        The exponent ``p`` of the per-coordinate learning rate
+        ``alpha / (beta + n_i ** -p)``, as TensorFlow's ``Ftrl`` names it.
+        The paper's -0.5 (``sqrt(n_i)``) is the default and the fastest;
+        values nearer 0 decay the rates more slowly, and 0 gives every
+        coordinate the constant rate ``alpha / (beta + 1)``. Range [-1, 0].
+
+    initial_accumulator_value : float, default=0.0
+        The value ``n_i`` starts from when the state is created (the paper:
+        0). A positive value lowers the first steps' rates as if each
+        coordinate had already seen that sum of squared gradients, like
+        TensorFlow's ``initial_accumulator_value`` (0.1 there). Range [0, inf).
+
     fit_intercept : bool, default=True
         Whether to learn an (unregularized) intercept.
 
@@ -61,10 +75,23 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         :meth:`fit` stops when the mean progressive loss of a pass has not
         improved on the best pass by at least ``tol`` for
         ``n_iter_no_change`` passes in a row. ``None`` runs all ``max_iter``
-        passes. Range [0, inf).
+        passes. See ``early_stopping`` for a held-out criterion instead.
+        Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
+
+    early_stopping : bool, default=False
+        Whether :meth:`fit` holds out ``validation_fraction`` of the rows
+        (at random, never learned from) and stops when their
+        R^2 has not improved on the best by at least ``tol`` for
+        ``n_iter_no_change`` passes in a row, as in
+        :class:`~sklearn.linear_model.SGDRegressor`. The scores are kept in
+        ``validation_scores_``. :meth:`partial_fit` ignores it.
+
+    validation_fraction : float, default=0.1
+        The fraction of the rows held out when ``early_stopping=True``.
+        Range (0, 1).
 
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the rows before each pass.
@@ -132,6 +159,10 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         learned from (as Vowpal Wabbit's "average loss"). The loss is the
         training loss (half the squared error for ``"squared_error"``).
 
+    validation_scores_ : list of float or None
+        The R^2 on the held-out rows after each pass of the last
+        :meth:`fit` with ``early_stopping=True``; None otherwise.
+
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -170,10 +201,14 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         beta=1.0,
         l1=0.0,
         l2=0.0,
+        learning_rate_power=-0.5,
+        initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
         tol=1e-3,
         n_iter_no_change=5,
+        early_stopping=False,
+        validation_fraction=0.1,
         shuffle=True,
         random_state=None,
         warm_start=False,
@@ -187,10 +222,14 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self.beta = beta
         self.l1 = l1
         self.l2 = l2
+        self.learning_rate_power = learning_rate_power
+        self.initial_accumulator_value = initial_accumulator_value
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
         self.n_iter_no_change = n_iter_no_change
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
         self.shuffle = shuffle
         self.random_state = random_state
         self.warm_start = warm_start
@@ -205,6 +244,11 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     def _kernel_loss(self):
         return self.loss, self.epsilon
+
+    def _validation_score(self, X, targets, sample_weight):
+        """R^2 of the predictions, for ``early_stopping``."""
+        margins = self._linear_scores(X)[:, 0]
+        return r2_score(targets, self._mean_from_margins(margins), sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, reset):
         """Validate a batch: canonical X, float targets, per-row weights."""
@@ -289,7 +333,10 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         y_pred : ndarray of shape (n_samples,)
             Predictions, always finite.
         """
-        margins = self._decision_scores(X)[:, 0]
+        return self._mean_from_margins(self._decision_scores(X)[:, 0])
+
+    def _mean_from_margins(self, margins):
+        """The prediction from the margin: ``exp`` for Poisson's log link."""
         if self.loss == "poisson":
             return np.exp(np.minimum(margins, MAX_EXP_MARGIN))
         return margins

@@ -7,11 +7,16 @@ formulas exactly as the document states them. It shares no code with skftrl.
 import math
 
 
-def _weight(z, n, alpha, beta, l1, l2):
+def _root(n, power):
+    """The rate's n ** -power: sqrt(n) for the paper's power -0.5."""
+    return math.sqrt(n) if power == -0.5 else n ** -power
+
+
+def _weight(z, n, alpha, beta, l1, l2, power=-0.5):
     if abs(z) <= l1:
         return 0.0
     sign = 1.0 if z > 0 else -1.0
-    return -(z - sign * l1) / ((beta + math.sqrt(n)) / alpha + l2)
+    return -(z - sign * l1) / ((beta + _root(n, power)) / alpha + l2)
 
 
 def _sigmoid(m):
@@ -44,25 +49,48 @@ class ReferenceFTRL:
     "log_loss", class indices for "multinomial", reals otherwise.
     """
 
-    def __init__(self, n_outputs, *, loss, alpha, beta, l1, l2, fit_intercept, epsilon=0.1):
+    def __init__(
+        self,
+        n_outputs,
+        *,
+        loss,
+        alpha,
+        beta,
+        l1,
+        l2,
+        fit_intercept,
+        epsilon=0.1,
+        power=-0.5,
+        n_initial=0.0,
+    ):
         self.n_outputs = n_outputs
         self.loss = loss
         self.alpha, self.beta, self.l1, self.l2 = alpha, beta, l1, l2
         self.fit_intercept = fit_intercept
         self.epsilon = epsilon
+        # TensorFlow's generalization: the rate alpha / (beta + n ** -power),
+        # and n starting at n_initial instead of 0 (for the intercept too).
+        self.power = power
+        self.n_initial = n_initial
         self.z = [dict() for _ in range(n_outputs)]
         self.n = [dict() for _ in range(n_outputs)]
         self.z_bias = [0.0] * n_outputs
-        self.n_bias = [0.0] * n_outputs
+        self.n_bias = [n_initial] * n_outputs
 
     def weight(self, k, i):
         return _weight(
-            self.z[k].get(i, 0.0), self.n[k].get(i, 0.0), self.alpha, self.beta, self.l1, self.l2
+            self.z[k].get(i, 0.0),
+            self.n[k].get(i, self.n_initial),
+            self.alpha,
+            self.beta,
+            self.l1,
+            self.l2,
+            self.power,
         )
 
     def bias(self, k):
         # The intercept: never regularized.
-        return _weight(self.z_bias[k], self.n_bias[k], self.alpha, self.beta, 0.0, 0.0)
+        return _weight(self.z_bias[k], self.n_bias[k], self.alpha, self.beta, 0.0, 0.0, self.power)
 
     def margins(self, x):
         """``x`` is a dict {feature: value} with no zero values."""
@@ -70,6 +98,10 @@ class ReferenceFTRL:
             sum(self.weight(k, i) * v for i, v in x.items()) + self.bias(k)
             for k in range(self.n_outputs)
         ]
+
+    def _sigma(self, n_old, squared):
+        """sigma = (root(n + g^2) - root(n)) / alpha, as ftrl-math.md step 4."""
+        return (_root(n_old + squared, self.power) - _root(n_old, self.power)) / self.alpha
 
     def learn_one(self, x, y, s=1.0):
         weights = {i: [self.weight(k, i) for k in range(self.n_outputs)] for i in x}
@@ -79,13 +111,13 @@ class ReferenceFTRL:
         for k in range(self.n_outputs):
             for i, v in x.items():
                 g = d[k] * v
-                n_old = self.n[k].get(i, 0.0)
-                sigma = (math.sqrt(n_old + g * g) - math.sqrt(n_old)) / self.alpha
+                n_old = self.n[k].get(i, self.n_initial)
+                sigma = self._sigma(n_old, g * g)
                 self.z[k][i] = self.z[k].get(i, 0.0) + g - sigma * weights[i][k]
                 self.n[k][i] = n_old + g * g
             if self.fit_intercept:
                 g = d[k]
-                sigma = (math.sqrt(self.n_bias[k] + g * g) - math.sqrt(self.n_bias[k])) / self.alpha
+                sigma = self._sigma(self.n_bias[k], g * g)
                 self.z_bias[k] += g - sigma * bias[k]
                 self.n_bias[k] += g * g
 
@@ -111,19 +143,22 @@ class ReferenceFTRL:
                 Q_bias[k] += d[k] ** 2
         for k in range(self.n_outputs):
             for i in G[k]:
-                n_old = self.n[k].get(i, 0.0)
-                sigma = (math.sqrt(n_old + Q[k][i]) - math.sqrt(n_old)) / self.alpha
+                n_old = self.n[k].get(i, self.n_initial)
+                sigma = self._sigma(n_old, Q[k][i])
                 self.z[k][i] = self.z[k].get(i, 0.0) + G[k][i] - sigma * weights[i][k]
                 self.n[k][i] = n_old + Q[k][i]
             if self.fit_intercept:
-                sigma = (math.sqrt(self.n_bias[k] + Q_bias[k]) - math.sqrt(self.n_bias[k])) / self.alpha
+                sigma = self._sigma(self.n_bias[k], Q_bias[k])
                 self.z_bias[k] += G_bias[k] - sigma * bias[k]
                 self.n_bias[k] += Q_bias[k]
 
     def state(self, n_features):
         """(z, n, coef) as lists of lists of shape (n_outputs, n_features)."""
         z = [[self.z[k].get(i, 0.0) for i in range(n_features)] for k in range(self.n_outputs)]
-        n = [[self.n[k].get(i, 0.0) for i in range(n_features)] for k in range(self.n_outputs)]
+        n = [
+            [self.n[k].get(i, self.n_initial) for i in range(n_features)]
+            for k in range(self.n_outputs)
+        ]
         coef = [[self.weight(k, i) for i in range(n_features)] for k in range(self.n_outputs)]
         return z, n, coef
 

@@ -22,6 +22,11 @@ ESTIMATORS = [
     FTRLRegressor(batch_size=4),
     FTRLClassifier(dtype=np.float32),
     FTRLRegressor(dtype=np.float32, loss="poisson"),
+    # Early stopping on held-out rows; TensorFlow's rate power and accumulator.
+    FTRLClassifier(early_stopping=True, validation_fraction=0.2),
+    FTRLRegressor(early_stopping=True),
+    FTRLClassifier(learning_rate_power=-0.3, initial_accumulator_value=0.1),
+    FTRLRegressor(learning_rate_power=0.0, batch_size=3),
 ]
 if HAS_NUMBA:
     ESTIMATORS += [FTRLClassifier(engine="numba"), FTRLRegressor(engine="numba")]

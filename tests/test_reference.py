@@ -300,3 +300,61 @@ def test_loss_curve_is_the_progressive_validation_loss_of_each_call(loss, engine
     # fit starts a new curve with one entry per pass.
     model.set_params(max_iter=3, tol=None).fit(X, y)
     assert len(model.loss_curve_) == 3
+
+
+# TensorFlow's generalization of the rate, alpha / (beta + n ** -power), and an
+# initial accumulator n_0 > 0; power -0.5 with n_0 = 0 is the paper (tested above).
+RATE_VARIANTS = [
+    {"learning_rate_power": -0.25, "initial_accumulator_value": 0.0},
+    {"learning_rate_power": 0.0, "initial_accumulator_value": 0.0},
+    {"learning_rate_power": -1.0, "initial_accumulator_value": 0.1},
+    {"learning_rate_power": -0.5, "initial_accumulator_value": 0.3},
+]
+
+
+@pytest.mark.parametrize("variant", RATE_VARIANTS, ids=str)
+@pytest.mark.parametrize("batch_size", [1, 7])
+@pytest.mark.parametrize("loss", LOSSES)
+def test_learning_rate_power_and_initial_accumulator_match_the_reference(
+    loss, batch_size, variant, engine
+):
+    if batch_size > 1 and engine == "numba":
+        pytest.skip("mini-batches run on numpy only")
+    X, y, targets, sw = make_problem(loss, 50, seed=6)
+    hyper = HYPER[1]
+    est = make_estimator(loss, batch_size=batch_size, engine=engine, **hyper, **variant)
+    n_outputs = 3 if loss == "multinomial" else 1
+    ref = ReferenceFTRL(
+        n_outputs,
+        loss=loss,
+        alpha=hyper["learning_rate"],
+        beta=hyper["beta"],
+        l1=hyper["l1"],
+        l2=hyper["l2"],
+        fit_intercept=hyper["fit_intercept"],
+        power=variant["learning_rate_power"],
+        n_initial=variant["initial_accumulator_value"],
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    for part in chunks(50):
+        kwargs = {"classes": np.unique(y)} if isinstance(est, FTRLClassifier) else {}
+        est.partial_fit(X[part], y[part], sample_weight=sw[part], **kwargs)
+        for first in range(part.start, part.stop, batch_size):
+            batch = slice(first, min(first + batch_size, part.stop))
+            ref.learn_batch(rows[batch], targets[batch], sw[batch])
+    assert_matches_reference(est, ref, rows, N_FEATURES)
+
+
+def test_initial_accumulator_value_is_where_n_starts_and_zero_power_is_a_constant_rate():
+    X, y, _, _ = make_problem("log_loss", 40, seed=8)
+    assert X[3].nnz == 0  # an empty row: only the intercept learns
+    clf = FTRLClassifier(initial_accumulator_value=0.25, learning_rate=0.4)
+    clf.partial_fit(X[3], y[3:4], classes=[0, 1])
+    assert np.all(clf.n_ == 0.25) and np.all(clf.coef_ == 0.0)
+    # The intercept's first gradient is sigmoid(0) - y = +-0.5, added to 0.25.
+    assert clf.n_intercept_[0] == 0.25 + 0.5**2
+    # With power 0 the rate is alpha / (beta + 1) for every coordinate and
+    # sigma is 0, so w = -z / ((beta + 1) / alpha) exactly (l1 = l2 = 0).
+    clf = FTRLClassifier(learning_rate_power=0.0, learning_rate=0.4, beta=1.5)
+    clf.partial_fit(X, y, classes=[0, 1])
+    assert_allclose(clf.coef_, -clf.z_ / ((1.5 + 1.0) / 0.4), rtol=1e-15)
