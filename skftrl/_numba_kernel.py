@@ -28,10 +28,16 @@ from ._kernel import (
 LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
 
 
+# The paper's rate (learning_rate_power -0.5) is passed to the kernel as None:
+# numba then removes the `is None` branches when it compiles, and the inner
+# loops keep only sqrt. Testing the float's value instead costs a third of the
+# speed, as the branch stays in every coordinate's update.
+
+
 @njit(cache=True, error_model="numpy")
 def _rate_root(n, learning_rate_power):
-    """skftrl._kernel.rate_root of one coordinate: sqrt(n) for the paper's -0.5."""
-    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+    """skftrl._kernel.rate_root of one coordinate; None is the paper's -0.5."""
+    if learning_rate_power is None:
         return math.sqrt(n)
     return n**-learning_rate_power
 
@@ -53,7 +59,7 @@ def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
     new_n = n + squared
-    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+    if learning_rate_power is None:
         denominator = (math.sqrt(new_n) + root_n) * learning_rate
         sigma = squared / max(denominator, TINY)
     else:
@@ -86,6 +92,99 @@ def _loss_derivative(loss, margins, target, epsilon, derivative):
         derivative[0] = min(max(margins[0] - target, -epsilon), epsilon)
     else:  # POISSON
         derivative[0] = math.exp(min(margins[0], MAX_EXP_MARGIN)) - target
+
+
+@njit(cache=True, error_model="numpy")
+def _scalar_loss_derivative(loss, margin, target, epsilon):
+    """_loss_derivative of a single-output loss (all but multinomial), returned."""
+    if loss == LOG_LOSS:
+        return 1.0 / (1.0 + math.exp(-margin)) - target
+    if loss == SQUARED_ERROR:
+        return margin - target
+    if loss == HUBER:
+        return min(max(margin - target, -epsilon), epsilon)
+    return math.exp(min(margin, MAX_EXP_MARGIN)) - target  # POISSON
+
+
+@njit(cache=True, error_model="numpy")
+def _pass_single_output(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    rows,
+    z,
+    n,
+    z_intercept,
+    n_intercept,
+    loss,
+    learning_rate,
+    beta,
+    l1,
+    l2,
+    fit_intercept,
+    epsilon,
+    learning_rate_power,
+    bound,
+    margins,
+):
+    """_pass for one output (binary and regression models), z and n of shape (F,).
+
+    The same operations as _pass; without its loops over outputs and 2-d
+    buffers, numba compiles it to code about 1.5 times faster.
+    """
+    longest_row = 0
+    for row in rows:
+        longest_row = max(longest_row, indptr[row + 1] - indptr[row])
+    row_weights = np.empty(longest_row)
+    row_root_n = np.empty(longest_row)
+    for position in range(rows.shape[0]):
+        row = rows[position]
+        start, end = indptr[row], indptr[row + 1]
+        intercept_weight = _weight(
+            z_intercept[0],
+            _rate_root(n_intercept[0], learning_rate_power),
+            learning_rate,
+            beta,
+            0.0,
+            0.0,
+        )
+        margin = 0.0
+        for j in range(start, end):
+            column = indices[j]
+            root_n = _rate_root(np.float64(n[column]), learning_rate_power)
+            weight = _weight(np.float64(z[column]), root_n, learning_rate, beta, l1, l2)
+            row_root_n[j - start] = root_n
+            row_weights[j - start] = weight
+            margin += data[j] * weight
+        margin += intercept_weight
+        margins[position] = margin
+
+        derivative = sample_weight[row] * _scalar_loss_derivative(
+            loss, margin, targets[row], epsilon
+        )
+        for j in range(start, end):
+            column = indices[j]
+            z[column], n[column] = _update(
+                np.float64(z[column]),
+                np.float64(n[column]),
+                row_root_n[j - start],
+                row_weights[j - start],
+                _clip(data[j] * derivative, bound),
+                learning_rate,
+                learning_rate_power,
+            )
+        if fit_intercept:
+            z_intercept[0], n_intercept[0] = _update(
+                z_intercept[0],
+                n_intercept[0],
+                _rate_root(n_intercept[0], learning_rate_power),
+                intercept_weight,
+                _clip(derivative, bound),
+                learning_rate,
+                learning_rate_power,
+            )
 
 
 @njit(cache=True, error_model="numpy")
@@ -195,15 +294,19 @@ def ftrl_pass(
     """:func:`skftrl._kernel.ftrl_pass`, compiled; same parameters and result."""
     z, n, z_intercept, n_intercept = state
     margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
-    _pass(
+    if z.shape[0] == 1:
+        kernel, z_kernel, n_kernel, margins_kernel = _pass_single_output, z[0], n[0], margins[:, 0]
+    else:
+        kernel, z_kernel, n_kernel, margins_kernel = _pass, z.T, n.T, margins
+    kernel(
         X.indptr,
         X.indices,
         X.data,
         np.asarray(targets, dtype=np.float64),
         sample_weight,
         np.asarray(rows, dtype=np.intp),
-        z.T,
-        n.T,
+        z_kernel,
+        n_kernel,
         z_intercept,
         n_intercept,
         LOSSES.index(loss),
@@ -213,8 +316,8 @@ def ftrl_pass(
         float(l2),
         bool(fit_intercept),
         float(epsilon),
-        float(learning_rate_power),
+        None if learning_rate_power == PAPER_LEARNING_RATE_POWER else float(learning_rate_power),
         max_abs_gradient(z.dtype),
-        margins,
+        margins_kernel,
     )
     return margins
