@@ -59,6 +59,12 @@ def as_canonical_csr(X):
     return X
 
 
+@functools.cache
+def _param_names(estimator_class):
+    """The class's hyper-parameter names (``get_params`` inspects them on each call)."""
+    return tuple(estimator_class._get_param_names())
+
+
 class BaseFTRL(BaseEstimator):
     """Hyper-parameters, state and training loop of both FTRL estimators."""
 
@@ -169,6 +175,21 @@ class BaseFTRL(BaseEstimator):
         )
 
     # -------------------------------------------------------------- training
+    def _validate_params_if_changed(self):
+        """partial_fit's check of the hyper-parameters, skipped when unchanged.
+
+        scikit-learn's ``_fit_context`` checks them only on the first
+        ``partial_fit``, yet ``set_params`` may change them between calls;
+        checking every call costs about 1 ms, as much as learning thousands
+        of rows. So the values last checked are kept, and a changed one is
+        checked again.
+        """
+        names = _param_names(type(self))
+        values = tuple(getattr(self, name) for name in names)
+        if getattr(self, "_checked_params", None) != values:
+            self._validate_params()
+            self._checked_params = values
+
     def _kernel_loss(self):
         """The kernel's loss name and Huber epsilon for this model."""
         raise NotImplementedError

@@ -288,13 +288,15 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
                 "FTRLClassifier needs samples of at least 2 classes; got only "
                 f"one class: {classes[0]!r}."
             )
-        unseen = np.setdiff1d(np.unique(y), classes)
-        if unseen.size:
+        # Each label's place among the sorted classes, then one comparison: no
+        # sorting of y, which would cost more than the update itself.
+        class_index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+        unseen = classes[class_index] != y
+        if unseen.any():
             raise ValueError(
-                f"y contains labels not in classes: {unseen.tolist()}; "
+                f"y contains labels not in classes: {np.unique(y[unseen]).tolist()}; "
                 f"the classes are {classes.tolist()}."
             )
-        class_index = np.searchsorted(classes, y)
         if len(classes) == 2:
             targets = (class_index == 1).astype(np.float64)
         else:
@@ -363,7 +365,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         """
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
-        self._validate_params()
+        self._validate_params_if_changed()
         if self.class_weight == "balanced":
             raise ValueError(
                 "class_weight='balanced' is not supported for partial_fit: the "

@@ -146,8 +146,10 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     negative log-likelihood without its constant ``log(y!)``.
     """
     if loss == "log_loss":
+        # -(t log(expit(m)) + (1 - t) log(expit(-m))), with
+        # log(expit(-m)) = log(expit(m)) - m: one log_expit instead of two.
         m = margins[:, 0]
-        return -(targets * log_expit(m) + (1.0 - targets) * log_expit(-m))
+        return (1.0 - targets) * m - log_expit(m)
     if loss == "multinomial":
         return logsumexp(margins, axis=1) - margins[np.arange(len(targets)), targets]
     residual = margins[:, 0] - targets

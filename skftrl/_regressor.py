@@ -311,7 +311,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         """
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
-        self._validate_params()
+        self._validate_params_if_changed()
         first_call = not self.__sklearn_is_fitted__()
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
         if first_call:
