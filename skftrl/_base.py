@@ -59,6 +59,15 @@ def as_canonical_csr(X):
     return X
 
 
+def _import_numba_kernel():
+    """The numba engine's module, or None when numba cannot be imported."""
+    try:
+        from . import _numba_kernel
+    except ImportError:
+        return None
+    return _numba_kernel
+
+
 @functools.cache
 def _param_names(estimator_class):
     """The class's hyper-parameter names (``get_params`` inspects them on each call)."""
@@ -105,7 +114,7 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        return weights_from_state(
+        return self._weights_function()(
             self.z_,
             self.n_,
             self.learning_rate,
@@ -211,16 +220,24 @@ class BaseFTRL(BaseEstimator):
             return functools.partial(ftrl_minibatch_pass, batch_size=self.batch_size)
         if self.engine == "numpy":
             return ftrl_pass
-        try:
-            from . import _numba_kernel
-        except ImportError as error:
-            if self.engine == "auto":
-                return ftrl_pass
-            raise ImportError(
-                "engine='numba' needs numba, which is not installed or failed "
-                "to import; install it with: pip install 'skftrl[fast]'"
-            ) from error
-        return _numba_kernel.ftrl_pass
+        numba_kernel = _import_numba_kernel()
+        if numba_kernel is not None:
+            return numba_kernel.ftrl_pass
+        if self.engine == "auto":
+            return ftrl_pass
+        raise ImportError(
+            "engine='numba' needs numba, which is not installed or failed "
+            "to import; install it with: pip install 'skftrl[fast]'"
+        )
+
+    def _weights_function(self):
+        """The closed-form weights for ``coef_``: compiled unless ``engine="numpy"``.
+
+        Without numba it is numpy whatever the engine, so that a model
+        trained with numba still predicts where numba is not installed.
+        """
+        numba_kernel = None if self.engine == "numpy" else _import_numba_kernel()
+        return weights_from_state if numba_kernel is None else numba_kernel.weights_from_state
 
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""

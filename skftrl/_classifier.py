@@ -431,11 +431,17 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         """
         scores = self._decision_scores(X)
         if scores.shape[1] == 1:
-            # expit on each side keeps the smaller probability accurate.
-            proba = np.empty((scores.shape[0], 2))
-            expit(-scores[:, 0], out=proba[:, 0])
-            expit(scores[:, 0], out=proba[:, 1])
-            return proba
+            # The smaller probability is expit(-|s|), accurate even when tiny
+            # (1 - expit(|s|) would round it); the larger is 1 minus it. Written
+            # as two contiguous rows, returned transposed (as SGDClassifier's
+            # vstack(...).T is).
+            positive = scores[:, 0] > 0
+            smaller = expit(-np.abs(scores[:, 0]))
+            larger = 1.0 - smaller
+            proba = np.empty((2, scores.shape[0]))
+            np.copyto(proba[0], np.where(positive, smaller, larger))
+            np.copyto(proba[1], np.where(positive, larger, smaller))
+            return proba.T
         return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):

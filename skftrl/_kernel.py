@@ -77,10 +77,11 @@ def weights_from_state(
     flat_z = z.reshape(-1, order=order)
     flat_n = np.asarray(n, order=order).reshape(-1, order=order)
     weights = np.zeros(z.shape, dtype=np.float64, order=order)
-    active = np.flatnonzero(np.abs(flat_z) > l1)
+    # w = 0 exactly where z = 0: without L1, that comparison alone is cheaper.
+    active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > l1)
     weights.reshape(-1, order=order)[active] = _weights(
-        flat_z[active].astype(np.float64),
-        rate_root(flat_n[active].astype(np.float64), learning_rate_power),
+        flat_z[active].astype(np.float64, copy=False),
+        rate_root(flat_n[active].astype(np.float64, copy=False), learning_rate_power),
         learning_rate,
         beta,
         l1,

@@ -275,6 +275,41 @@ def _pass(
                 )
 
 
+@njit(cache=True, error_model="numpy")
+def _flat_weights(z, n, learning_rate, beta, l1, l2, learning_rate_power, weights):
+    """_weight of every coordinate with |z| > l1, written into ``weights`` (all 1-d)."""
+    for i in range(z.shape[0]):
+        if abs(z[i]) > l1:
+            root_n = _rate_root(np.float64(n[i]), learning_rate_power)
+            weights[i] = _weight(np.float64(z[i]), root_n, learning_rate, beta, l1, l2)
+
+
+def weights_from_state(
+    z, n, learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER
+):
+    """:func:`skftrl._kernel.weights_from_state`, compiled: one pass over the state.
+
+    Prediction computes the weights once per call; on a wide hashed model
+    that pass over every coordinate costs as much as the sparse product, and
+    numpy needs several (a mask, gathers, arithmetic, a scatter).
+    """
+    z, n = np.asarray(z), np.asarray(n)
+    # Flat views in the state's own memory order (Fortran for the estimators').
+    order = "F" if np.isfortran(z) else "C"
+    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    _flat_weights(
+        z.reshape(-1, order=order),
+        np.asarray(n, order=order).reshape(-1, order=order),
+        float(learning_rate),
+        float(beta),
+        float(l1),
+        float(l2),
+        None if learning_rate_power == PAPER_LEARNING_RATE_POWER else float(learning_rate_power),
+        weights.reshape(-1, order=order),
+    )
+    return weights
+
+
 def ftrl_pass(
     X,
     targets,

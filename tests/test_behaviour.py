@@ -319,3 +319,16 @@ def test_early_stopping_is_deterministic_and_its_errors_leave_the_model_unchange
     assert before.keys() == after.keys()
     for key, value in before.items():
         assert np.array_equal(value, after[key]) if isinstance(value, np.ndarray) else value == after[key]
+
+
+def test_binary_probabilities_are_accurate_when_tiny():
+    """Each side of predict_proba is expit of its own margin, so a probability
+    of 1e-20 is not rounded to 0 by computing it as 1 - 0.99999..."""
+    X, y = make_data()
+    clf = FTRLClassifier(learning_rate=0.5).fit(X, y)
+    X_far = X * 40.0  # margins of several tens
+    margins = clf.decision_function(X_far)
+    assert np.abs(margins).max() > 40
+    proba = clf.predict_proba(X_far)
+    assert_allclose(proba[:, 0], expit(-margins), rtol=1e-15, atol=0)
+    assert_allclose(proba[:, 1], expit(margins), rtol=1e-15, atol=0)

@@ -159,3 +159,27 @@ def test_compiled_kernel_is_cached_across_processes():
         assert result.returncode == 0, result.stderr
     hits, misses = map(int, result.stdout.split())
     assert hits >= 1 and misses == 0
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("order", ["F", "C"])
+@pytest.mark.parametrize(
+    "hyper",
+    [
+        {"learning_rate": 0.1, "beta": 1.0, "l1": 0.0, "l2": 0.0},
+        {"learning_rate": 0.3, "beta": 0.0, "l1": 0.2, "l2": 0.5},
+        {"learning_rate": 0.3, "beta": 0.5, "l1": 0.1, "l2": 0.0, "learning_rate_power": -0.3},
+    ],
+)
+def test_compiled_weights_equal_the_numpy_weights(hyper, order, dtype):
+    from skftrl._kernel import weights_from_state
+    from skftrl._numba_kernel import weights_from_state as compiled
+
+    rng = np.random.default_rng(0)
+    z = np.asarray(rng.normal(scale=0.5, size=(3, 200)) * (rng.random((3, 200)) < 0.5), order=order)
+    n = np.asarray(rng.exponential(size=(3, 200)), order=order)
+    z[0, :5] = 0.0
+    n[0, :5] = 0.0  # with beta = l2 = 0, a zero denominator
+    z, n = z.astype(dtype), n.astype(dtype)
+    assert_allclose(compiled(z, n, **hyper), weights_from_state(z, n, **hyper), **TOLERANCE)
