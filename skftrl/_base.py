@@ -18,7 +18,13 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._kernel import ftrl_minibatch_pass, ftrl_pass, loss_value, weights_from_state
+from ._kernel import (
+    ftrl_minibatch_pass,
+    ftrl_pass,
+    intercept_weights_from_state,
+    loss_value,
+    weights_from_state,
+)
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -59,8 +65,12 @@ def as_canonical_csr(X):
     return X
 
 
+@functools.cache
 def _import_numba_kernel():
-    """The numba engine's module, or None when numba cannot be imported."""
+    """The numba engine's module, or None when numba cannot be imported.
+
+    Cached: a failing import is slow, and prediction asks on every call.
+    """
     try:
         from . import _numba_kernel
     except ImportError:
@@ -128,13 +138,11 @@ class BaseFTRL(BaseEstimator):
     def intercept_(self):
         """Intercept, shape (n_outputs,); 0 when ``fit_intercept=False``."""
         check_is_fitted(self)
-        return weights_from_state(
+        return intercept_weights_from_state(
             self.z_intercept_,
             self.n_intercept_,
             self.learning_rate,
             self.beta,
-            0.0,
-            0.0,
             self.learning_rate_power,
         )
 

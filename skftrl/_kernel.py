@@ -31,10 +31,17 @@ MAX_ABS_GRADIENT = 1e100
 # gradient is at most 1e30, so n stays finite for over 1e8 saturated rows.
 MAX_ABS_GRADIENT_FLOAT32 = 1e15
 
+FLOAT64 = np.dtype(np.float64)
+
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
 
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
+# Their codes, for the per-row passes that work on one float at a time.
+LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
+
+# math.exp overflows (raising OverflowError) beyond this.
+MAX_EXP_ARGUMENT = 709.0
 
 # The paper's per-coordinate rate alpha / (beta + n ** 0.5): the exponent of n is
 # -learning_rate_power, as TensorFlow's Ftrl names it.
@@ -91,18 +98,22 @@ def weights_from_state(
 
 
 def _weights(z, root_n, learning_rate, beta, l1, l2):
-    """:func:`weights_from_state` given ``root_n = rate_root(n)``, which the update reuses."""
-    denominator = root_n / learning_rate
-    denominator += beta / learning_rate + l2
+    """:func:`weights_from_state` given ``root_n = rate_root(n)``, which the update reuses.
+
+    The denominator is built negated, so that one division gives
+    ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
+    exact negation of the formula's and the weights are identical.
+    """
+    negated_denominator = root_n / -learning_rate
+    negated_denominator -= beta / learning_rate + l2
     if beta == 0 and l2 == 0:
         # The denominator is 0 only where n = 0, and there z is 0 too (or a
         # gradient so small that its square underflowed): divide by 1.
-        denominator += denominator == 0
+        negated_denominator -= negated_denominator == 0
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
         z = z - np.minimum(np.maximum(z, -l1), l1)
-    weights = np.divide(z, denominator, out=denominator)
-    return np.negative(weights, out=weights)
+    return np.divide(z, negated_denominator, out=negated_denominator)
 
 
 def loss_derivative(loss, margins, targets, epsilon=0.1):
@@ -137,6 +148,23 @@ def loss_derivative(loss, margins, targets, epsilon=0.1):
     if loss == "poisson":
         return np.exp(np.minimum(margins, MAX_EXP_MARGIN)) - targets[:, None]
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
+
+
+def scalar_loss_derivative(loss_code, margin, target, epsilon):
+    """:func:`loss_derivative` of one row of a single-output loss, on floats.
+
+    ``loss_code`` is the loss's position in :data:`LOSSES` (not multinomial).
+    The numba engine compiles this same function.
+    """
+    if loss_code == LOG_LOSS:
+        # 1 / (1 + exp(-m)), as scipy's expit; exp(-m) = inf gives 0.
+        exp_minus_margin = math.exp(-margin) if margin > -MAX_EXP_ARGUMENT else math.inf
+        return 1.0 / (1.0 + exp_minus_margin) - target
+    if loss_code == SQUARED_ERROR:
+        return margin - target
+    if loss_code == HUBER:
+        return min(max(margin - target, -epsilon), epsilon)
+    return math.exp(min(margin, MAX_EXP_MARGIN)) - target  # POISSON
 
 
 def loss_value(loss, margins, targets, epsilon=0.1):
@@ -217,42 +245,71 @@ def _clip_gradient(gradient, bound):
 def _gather(state_by_feature, columns):
     """The state of ``columns`` as float64: a float32 state is computed on in float64."""
     gathered = state_by_feature[columns]
-    return gathered if gathered.dtype == np.float64 else gathered.astype(np.float64)
+    # A dtype compared with a dtype, not with np.float64, which costs a conversion.
+    return gathered if gathered.dtype == FLOAT64 else gathered.astype(np.float64)
 
 
-def _intercept_weights(intercept_z, intercept_n, learning_rate, beta, learning_rate_power):
-    """:func:`weights_from_state` of the K intercepts (``l1 = l2 = 0``), as a list.
+def _intercept_weight(z, n, learning_rate, beta, learning_rate_power):
+    """:func:`weights_from_state` of one intercept (``l1 = l2 = 0``), on Python floats.
 
     The intercept is K scalars, for which plain float arithmetic is several
     times faster than numpy calls. Each operation is the same IEEE one as in
     :func:`_weights`, so the result is identical.
     """
-    weights = []
-    for z, n in zip(intercept_z, intercept_n):
-        denominator = _rate_root_scalar(n, learning_rate_power) / learning_rate
-        denominator += beta / learning_rate
-        if denominator == 0:
-            denominator = 1.0
-        weights.append(-(z / denominator))
-    return weights
+    denominator = _rate_root_scalar(n, learning_rate_power) / learning_rate
+    denominator += beta / learning_rate
+    if denominator == 0:
+        denominator = 1.0
+    return -(z / denominator)
+
+
+def _intercept_weights(intercept_z, intercept_n, learning_rate, beta, learning_rate_power):
+    """:func:`_intercept_weight` of each of the K intercepts, as a list."""
+    return [
+        _intercept_weight(z, n, learning_rate, beta, learning_rate_power)
+        for z, n in zip(intercept_z, intercept_n)
+    ]
+
+
+def intercept_weights_from_state(
+    z_intercept, n_intercept, learning_rate, beta, learning_rate_power=PAPER_LEARNING_RATE_POWER
+):
+    """:func:`weights_from_state` of the intercepts (never regularized), shape (K,)."""
+    return np.array(
+        _intercept_weights(
+            z_intercept.tolist(), n_intercept.tolist(), learning_rate, beta, learning_rate_power
+        ),
+        dtype=np.float64,
+    )
+
+
+def _updated_intercept(z, n, weight, gradient, square, learning_rate, learning_rate_power):
+    """:func:`_update_coordinates` of one intercept, on Python floats; returns (z, n)."""
+    new_n = n + square
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
+        sigma = square / max(denominator, TINY)
+    else:
+        root_n = _rate_root_scalar(n, learning_rate_power)
+        sigma = (_rate_root_scalar(new_n, learning_rate_power) - root_n) / learning_rate
+    # (z + g) - sigma * w, in the order of _update_coordinates.
+    return z + gradient - sigma * weight, new_n
 
 
 def _update_intercepts(
     intercept_z, intercept_n, weights, gradients, squared, learning_rate, learning_rate_power
 ):
-    """:func:`_update_coordinates` of the K intercepts, on lists of Python floats, in place."""
+    """:func:`_updated_intercept` of each of the K intercepts, lists updated in place."""
     for k, (weight, gradient, square) in enumerate(zip(weights, gradients, squared)):
-        z, n = intercept_z[k], intercept_n[k]
-        new_n = n + square
-        if learning_rate_power == PAPER_LEARNING_RATE_POWER:
-            denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
-            sigma = square / max(denominator, TINY)
-        else:
-            root_n = _rate_root_scalar(n, learning_rate_power)
-            sigma = (_rate_root_scalar(new_n, learning_rate_power) - root_n) / learning_rate
-        # (z + g) - sigma * w, in the order of _update_coordinates.
-        intercept_z[k] = z + gradient - sigma * weight
-        intercept_n[k] = new_n
+        intercept_z[k], intercept_n[k] = _updated_intercept(
+            intercept_z[k],
+            intercept_n[k],
+            weight,
+            gradient,
+            square,
+            learning_rate,
+            learning_rate_power,
+        )
 
 
 def ftrl_pass(
@@ -302,6 +359,22 @@ def ftrl_pass(
         (progressive validation).
     """
     z, n, z_intercept, n_intercept = state
+    if z.shape[0] == 1:
+        return _single_output_pass(
+            X,
+            targets,
+            sample_weight,
+            rows,
+            state,
+            loss=loss,
+            learning_rate=learning_rate,
+            beta=beta,
+            l1=l1,
+            l2=l2,
+            fit_intercept=fit_intercept,
+            epsilon=epsilon,
+            learning_rate_power=learning_rate_power,
+        )
     # Rows of the transposes are features: gathering and scattering a row's
     # coordinates then indexes the first axis, which numpy does fastest. The
     # estimators allocate z and n in Fortran order so these are C-contiguous.
@@ -360,6 +433,87 @@ def ftrl_pass(
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
+
+
+def _single_output_pass(
+    X,
+    targets,
+    sample_weight,
+    rows,
+    state,
+    *,
+    loss,
+    learning_rate,
+    beta,
+    l1,
+    l2,
+    fit_intercept,
+    epsilon,
+    learning_rate_power,
+):
+    """:func:`ftrl_pass` for one output (binary and regression models).
+
+    The same operations, with the state as 1-d arrays and the row's margin,
+    loss derivative and intercept as Python floats: about half the numpy
+    calls per row, which is what a per-row pass spends its time on.
+    """
+    z, n, z_intercept, n_intercept = state
+    z_row_major, n_row_major = z[0], n[0]  # views of shape (F,)
+    indices, data = X.indices, X.data
+    # Python lists: indexing them per row is faster than indexing arrays.
+    indptr = X.indptr.tolist()
+    targets_list, weights_list = targets.tolist(), sample_weight.tolist()
+    loss_code = LOSSES.index(loss)
+    bound = max_abs_gradient(z.dtype)
+    largest_value = float(np.abs(data).max()) if data.size else 0.0
+    margins = []
+    intercept_z, intercept_n = float(z_intercept[0]), float(n_intercept[0])
+    paper_rate = learning_rate_power == PAPER_LEARNING_RATE_POWER
+    with np.errstate(over="ignore"):
+        for row in rows.tolist():
+            start, end = indptr[row], indptr[row + 1]
+            columns = indices[start:end]
+            values = data[start:end]
+            z_row = _gather(z_row_major, columns)
+            n_row = _gather(n_row_major, columns)
+            root_n_row = np.sqrt(n_row) if paper_rate else rate_root(n_row, learning_rate_power)
+            w_row = _weights(z_row, root_n_row, learning_rate, beta, l1, l2)
+            w_intercept = _intercept_weight(
+                intercept_z, intercept_n, learning_rate, beta, learning_rate_power
+            )
+            margin = float(values @ w_row) + w_intercept
+            margins.append(margin)
+
+            derivative = weights_list[row] * scalar_loss_derivative(
+                loss_code, margin, targets_list[row], epsilon
+            )
+            gradient = values * derivative
+            # Clipping only when some |value * derivative| may exceed the bound.
+            if abs(derivative) * largest_value > bound:
+                _clip_gradient(gradient, bound)
+            z_row_major[columns], n_row_major[columns] = _update_coordinates(
+                z_row,
+                n_row,
+                root_n_row,
+                w_row,
+                gradient,
+                gradient * gradient,
+                learning_rate,
+                learning_rate_power,
+            )
+            if fit_intercept:
+                clipped = min(max(derivative, -bound), bound)
+                intercept_z, intercept_n = _updated_intercept(
+                    intercept_z,
+                    intercept_n,
+                    w_intercept,
+                    clipped,
+                    clipped * clipped,
+                    learning_rate,
+                    learning_rate_power,
+                )
+    z_intercept[0], n_intercept[0] = intercept_z, intercept_n
+    return np.array(margins, dtype=np.float64).reshape(-1, 1)
 
 
 def ftrl_minibatch_pass(

@@ -13,19 +13,22 @@ import numpy as np
 from numba import njit
 
 from ._kernel import (
+    HUBER,
+    LOG_LOSS,
     LOSSES,
     MAX_EXP_MARGIN,
+    MULTINOMIAL,
     PAPER_LEARNING_RATE_POWER,
+    SQUARED_ERROR,
     TINY,
     max_abs_gradient,
+    scalar_loss_derivative,
 )
 
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
 # adds a branch raising ZeroDivisionError to every division.
 
-# The kernel receives the loss as its position in LOSSES.
-LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
 
 
 # The paper's rate (learning_rate_power -0.5) is passed to the kernel as None:
@@ -94,16 +97,8 @@ def _loss_derivative(loss, margins, target, epsilon, derivative):
         derivative[0] = math.exp(min(margins[0], MAX_EXP_MARGIN)) - target
 
 
-@njit(cache=True, error_model="numpy")
-def _scalar_loss_derivative(loss, margin, target, epsilon):
-    """_loss_derivative of a single-output loss (all but multinomial), returned."""
-    if loss == LOG_LOSS:
-        return 1.0 / (1.0 + math.exp(-margin)) - target
-    if loss == SQUARED_ERROR:
-        return margin - target
-    if loss == HUBER:
-        return min(max(margin - target, -epsilon), epsilon)
-    return math.exp(min(margin, MAX_EXP_MARGIN)) - target  # POISSON
+# The numpy engine's own function, compiled: one definition for both engines.
+_scalar_loss_derivative = njit(cache=True, error_model="numpy")(scalar_loss_derivative)
 
 
 @njit(cache=True, error_model="numpy")
