@@ -14,6 +14,7 @@ closed form. :func:`ftrl_pass` runs the exact per-row algorithm and updates the
 state in place, touching only the non-zero coordinates of each row.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -97,6 +98,17 @@ def weights_from_state(
     return weights
 
 
+@functools.lru_cache(maxsize=64)
+def _as_arrays(*values):
+    """Python floats as 0-d arrays, cached.
+
+    On the few values of a row, a numpy call with a Python float operand
+    spends more time converting it than computing; the per-row passes call
+    with the same hyper-parameters for every row.
+    """
+    return tuple(np.array(value, dtype=np.float64) for value in values)
+
+
 def _weights(z, root_n, learning_rate, beta, l1, l2):
     """:func:`weights_from_state` given ``root_n = rate_root(n)``, which the update reuses.
 
@@ -104,15 +116,18 @@ def _weights(z, root_n, learning_rate, beta, l1, l2):
     ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
     exact negation of the formula's and the weights are identical.
     """
-    negated_denominator = root_n / -learning_rate
-    negated_denominator -= beta / learning_rate + l2
+    negated_rate, negated_offset, lower, upper = _as_arrays(
+        -learning_rate, -(beta / learning_rate + l2), -l1, l1
+    )
+    negated_denominator = root_n / negated_rate
+    negated_denominator += negated_offset
     if beta == 0 and l2 == 0:
         # The denominator is 0 only where n = 0, and there z is 0 too (or a
         # gradient so small that its square underflowed): divide by 1.
         negated_denominator -= negated_denominator == 0
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
-        z = z - np.minimum(np.maximum(z, -l1), l1)
+        z = z - np.minimum(np.maximum(z, lower), upper)
     return np.divide(z, negated_denominator, out=negated_denominator)
 
 
@@ -211,20 +226,21 @@ def _update_coordinates(
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
     """
     new_n = n + squared
+    rate, tiny = _as_arrays(learning_rate, TINY)
     if learning_rate_power == PAPER_LEARNING_RATE_POWER:
         denominator = np.sqrt(new_n)
         denominator += root_n
-        denominator *= learning_rate
+        denominator *= rate
         # The denominator is 0 only where n = 0 and g^2 is 0 (or underflowed),
         # and sigma must be 0 there: raising it to the smallest normal float
         # gives 0 / tiny = 0. Elsewhere it is already above tiny unless
         # learning_rate * |g| < 1e-308.
-        np.maximum(denominator, TINY, out=denominator)
+        np.maximum(denominator, tiny, out=denominator)
         sigma_times_weights = np.divide(squared, denominator)
     else:
         sigma_times_weights = rate_root(new_n, learning_rate_power)
         sigma_times_weights -= root_n
-        sigma_times_weights /= learning_rate
+        sigma_times_weights /= rate
     sigma_times_weights *= weights
     new_z = z + gradient
     new_z -= sigma_times_weights
