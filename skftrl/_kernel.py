@@ -503,7 +503,9 @@ def _single_output_pass(
             derivative = weights_list[row] * scalar_loss_derivative(
                 loss_code, margin, targets_list[row], epsilon
             )
-            gradient = values * derivative
+            # A numpy float64, not a Python float: a float32 X would otherwise
+            # give a float32 gradient (NEP 50), where the other engines use float64.
+            gradient = values * np.float64(derivative)
             # Clipping only when some |value * derivative| may exceed the bound.
             if abs(derivative) * largest_value > bound:
                 _clip_gradient(gradient, bound)
