@@ -11,10 +11,12 @@ import zipfile
 
 import numpy as np
 import pytest
+import sklearn
 from real_frames import A9A_FEATURE_NAMES, ADULT_ATTRIBUTES, ADULT_COLUMNS, a9a_frame
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils.fixes import parse_version
 
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
@@ -97,19 +99,36 @@ def test_loaded_model_predicts_the_same_and_resumes_exactly(task, dtype, tmp_pat
         assert np.array_equal(got, want)
 
 
-def test_a_pipeline_of_scikit_learn_steps_needs_only_the_estimator_trusted(tmp_path):
+def one_hot_encoder():
+    return OneHotEncoder(categories=[c for _, c in ADULT_ATTRIBUTES], handle_unknown="ignore")
+
+
+def column_transformer():
+    return ColumnTransformer([("onehot", one_hot_encoder(), ADULT_COLUMNS)])
+
+
+# scikit-learn 1.6's ColumnTransformer holds a type of its own that skops does
+# not trust by default (scikit-learn 1.7 removed it).
+RemainderColsList = (
+    ["sklearn.compose._column_transformer._RemainderColsList"]
+    if parse_version(sklearn.__version__) < parse_version("1.7")
+    else []
+)
+
+
+@pytest.mark.parametrize("make_encoder, sklearn_types", [
+    (one_hot_encoder, []), (column_transformer, RemainderColsList),
+], ids=["OneHotEncoder", "ColumnTransformer"])
+def test_a_pipeline_of_scikit_learn_steps_needs_only_the_estimator_trusted(
+    make_encoder, sklearn_types, tmp_path
+):
     X, y, X_test, _ = load_a9a()
-    encoder = ColumnTransformer([(
-        "onehot",
-        OneHotEncoder(categories=[c for _, c in ADULT_ATTRIBUTES], handle_unknown="ignore"),
-        ADULT_COLUMNS,
-    )])
-    pipeline = make_pipeline(encoder, FTRLClassifier(l1=1.0, class_weight={-1.0: 1.0, 1.0: 2.0}))
-    pipeline.fit(a9a_frame(X[:2000]), y[:2000])
+    model = FTRLClassifier(l1=1.0, class_weight={-1.0: 1.0, 1.0: 2.0})
+    pipeline = make_pipeline(make_encoder(), model).fit(a9a_frame(X[:2000]), y[:2000])
     path = tmp_path / "pipeline.skops"
     sio.dump(pipeline, path)
-    assert sio.get_untrusted_types(file=path) == [CLASSIFIER_TYPE]
-    loaded = sio.load(path, trusted=[FTRLClassifier])
+    assert sio.get_untrusted_types(file=path) == sorted([CLASSIFIER_TYPE, *sklearn_types])
+    loaded = sio.load(path, trusted=[FTRLClassifier, *sklearn_types])
     frame_test = a9a_frame(X_test[:2000])
     assert np.array_equal(loaded.predict_proba(frame_test), pipeline.predict_proba(frame_test))
 
