@@ -269,13 +269,16 @@ def test_isotonic_calibration_of_a_frozen_model_is_isotonic_regression(a9a):
 
 def test_calibration_with_cross_validation_trains_each_fold_as_a_direct_fit(dna):
     X, y, X_test, y_test = dna
-    calibrated = CalibratedClassifierCV(ftrl(), method="sigmoid", cv=3).fit(X, y)
+    X, y = X[:900], y[:900]
+    model = ftrl(max_iter=2)
+    calibrated = CalibratedClassifierCV(model, method="sigmoid", cv=3).fit(X, y)
     folds = StratifiedKFold(3).split(X, y)
     for fold, (train, _) in zip(calibrated.calibrated_classifiers_, folds):
-        assert_same_state(fold.estimator, ftrl().fit(X[train], y[train]))
+        assert_same_state(fold.estimator, clone(model).fit(X[train], y[train]))
     proba = calibrated.predict_proba(X_test)
     assert_allclose(proba.sum(axis=1), 1.0)
-    assert accuracy_score(y_test, calibrated.classes_[proba.argmax(axis=1)]) >= 0.93
+    # The most frequent class alone is right on 51% of dna's test rows.
+    assert accuracy_score(y_test, calibrated.classes_[proba.argmax(axis=1)]) >= 0.9
 
 
 @pytest.mark.parametrize("Estimator", [FTRLClassifier, FTRLRegressor])

@@ -123,7 +123,7 @@ def test_a_pipeline_of_scikit_learn_steps_needs_only_the_estimator_trusted(
     make_encoder, sklearn_types, tmp_path
 ):
     X, y, X_test, _ = load_a9a()
-    model = FTRLClassifier(l1=1.0, class_weight={-1.0: 1.0, 1.0: 2.0})
+    model = FTRLClassifier(l1=1.0, class_weight={-1.0: 1.0, 1.0: 2.0}, max_iter=2, tol=None)
     pipeline = make_pipeline(make_encoder(), model).fit(a9a_frame(X[:2000]), y[:2000])
     path = tmp_path / "pipeline.skops"
     sio.dump(pipeline, path)
