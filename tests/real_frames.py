@@ -15,6 +15,7 @@ G = 001 and T = 000 (UCI's coding).
 
 import numpy as np
 import pandas as pd
+from sklearn.preprocessing import OneHotEncoder
 
 BINS = ["bin1", "bin2", "bin3", "bin4", "bin5"]
 
@@ -87,6 +88,15 @@ def a9a_frame(X):
         start += len(categories)
     assert start == X.shape[1] == 123
     return pd.DataFrame(columns)
+
+
+def a9a_one_hot_encoder():
+    """The OneHotEncoder that turns :func:`a9a_frame` back into a9a's matrix.
+
+    Its categories are a9a's columns, in order; a missing value ("?") is an
+    unknown category, so a group of zeros as in a9a.
+    """
+    return OneHotEncoder(categories=[c for _, c in ADULT_ATTRIBUTES], handle_unknown="ignore")
 
 
 def a9a_mixed_frame(X):

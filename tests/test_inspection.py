@@ -5,13 +5,12 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from real_frames import A9A_FEATURE_NAMES, ADULT_ATTRIBUTES, ADULT_COLUMNS, a9a_frame
+from real_frames import A9A_FEATURE_NAMES, ADULT_COLUMNS, a9a_frame, a9a_one_hot_encoder
 from sklearn.compose import ColumnTransformer
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
 
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
@@ -27,11 +26,7 @@ def a9a():
 
 
 def a9a_pipeline():
-    encoder = ColumnTransformer([(
-        "onehot",
-        OneHotEncoder(categories=[c for _, c in ADULT_ATTRIBUTES], handle_unknown="ignore"),
-        ADULT_COLUMNS,
-    )])
+    encoder = ColumnTransformer([("onehot", a9a_one_hot_encoder(), ADULT_COLUMNS)])
     return make_pipeline(encoder, FTRLClassifier(l1=1.0, random_state=0, max_iter=3, tol=None))
 
 

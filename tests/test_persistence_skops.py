@@ -12,10 +12,9 @@ import zipfile
 import numpy as np
 import pytest
 import sklearn
-from real_frames import A9A_FEATURE_NAMES, ADULT_ATTRIBUTES, ADULT_COLUMNS, a9a_frame
+from real_frames import A9A_FEATURE_NAMES, ADULT_COLUMNS, a9a_frame, a9a_one_hot_encoder
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder
 from sklearn.utils.fixes import parse_version
 
 from skftrl import FTRLClassifier, FTRLRegressor
@@ -99,12 +98,8 @@ def test_loaded_model_predicts_the_same_and_resumes_exactly(task, dtype, tmp_pat
         assert np.array_equal(got, want)
 
 
-def one_hot_encoder():
-    return OneHotEncoder(categories=[c for _, c in ADULT_ATTRIBUTES], handle_unknown="ignore")
-
-
 def column_transformer():
-    return ColumnTransformer([("onehot", one_hot_encoder(), ADULT_COLUMNS)])
+    return ColumnTransformer([("onehot", a9a_one_hot_encoder(), ADULT_COLUMNS)])
 
 
 # scikit-learn 1.6's ColumnTransformer holds a type of its own that skops does
@@ -117,7 +112,7 @@ RemainderColsList = (
 
 
 @pytest.mark.parametrize("make_encoder, sklearn_types", [
-    (one_hot_encoder, []), (column_transformer, RemainderColsList),
+    (a9a_one_hot_encoder, []), (column_transformer, RemainderColsList),
 ], ids=["OneHotEncoder", "ColumnTransformer"])
 def test_a_pipeline_of_scikit_learn_steps_needs_only_the_estimator_trusted(
     make_encoder, sklearn_types, tmp_path
