@@ -1,0 +1,133 @@
+"""Reading a fitted model: which features it uses, and how much."""
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["nonzero_coefficients"]
+
+
+def _feature_names(estimator, model, n_features):
+    """Names of the features ``model`` (the last step of ``estimator``) sees."""
+    if isinstance(estimator, Pipeline) and len(estimator) > 1:
+        try:
+            return estimator[:-1].get_feature_names_out()
+        except AttributeError as error:
+            raise ValueError(
+                "Cannot name the features: a step of the pipeline before the "
+                f"model has no get_feature_names_out ({error}). Pass "
+                "feature_names, a list of the model's n_features_in_ = "
+                f"{n_features} feature names."
+            ) from error
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        # scikit-learn's names for unnamed columns, as get_feature_names_out gives.
+        return np.asarray([f"x{i}" for i in range(n_features)], dtype=object)
+    return names
+
+
+def nonzero_coefficients(estimator, feature_names=None):
+    """The non-zero coefficients of a fitted model by feature name, largest first.
+
+    L1 regularization (``l1 > 0``) sets most weights of a wide model to
+    exactly zero; this lists the others, sorted by decreasing absolute value
+    (ties keep the order of the outputs, then of the features).
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        A fitted :class:`~skftrl.FTRLClassifier` or
+        :class:`~skftrl.FTRLRegressor` (or any fitted linear model with a
+        ``coef_``), or a fitted :class:`~sklearn.pipeline.Pipeline` whose last
+        step is one.
+    feature_names : array-like of str of shape (n_features,), default=None
+        Names of the model's input columns. By default they come from the
+        pipeline's steps before the model (``get_feature_names_out``), else
+        from the model's ``feature_names_in_`` (fitted on a DataFrame), else
+        they are ``"x0"``, ``"x1"``, ... as scikit-learn names unnamed
+        columns.
+
+    Returns
+    -------
+    coefficients : pandas.DataFrame or list of tuple
+        One row per non-zero coefficient, with columns ``feature``, ``class``
+        (classifiers only) and ``coefficient``. ``class`` is the class whose
+        score the coefficient adds to: for two classes it is ``classes_[1]``
+        (a negative coefficient favours ``classes_[0]``); for more, each
+        class has its own row per feature. The intercept is not a feature
+        and is not listed (see ``intercept_``). A pandas DataFrame when pandas
+        is installed, else a list of ``(feature, class, coefficient)`` (or
+        ``(feature, coefficient)``) tuples in the same order.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the model is not fitted.
+    ValueError
+        If ``feature_names`` does not have one name per feature, or a step of
+        the pipeline cannot name its output features.
+
+    See Also
+    --------
+    sklearn.pipeline.Pipeline.get_feature_names_out : Names after each step.
+
+    Examples
+    --------
+    Whether a visitor buys, from three binary columns; ``night`` does not
+    help, and L1 sets its weight to exactly zero:
+
+    >>> import pandas as pd
+    >>> from skftrl import FTRLClassifier
+    >>> from skftrl.inspection import nonzero_coefficients
+    >>> X = pd.DataFrame({"returning": [0, 0, 0, 0, 1, 1, 1, 1] * 5,
+    ...                   "mobile": [0, 0, 1, 1, 0, 0, 1, 1] * 5,
+    ...                   "night": [0, 1, 0, 1, 0, 1, 0, 1] * 5})
+    >>> y = ["no", "no", "yes", "no", "no", "yes", "yes", "yes"] * 5
+    >>> clf = FTRLClassifier(learning_rate=0.5, l1=1.0)
+    >>> clf.partial_fit(X, y, classes=["no", "yes"]).coef_.round(2)
+    array([[0.61, 0.57, 0.  ]])
+    >>> nonzero_coefficients(clf).round(2)
+         feature class  coefficient
+    0  returning   yes         0.61
+    1     mobile   yes         0.57
+
+    After a pipeline, the names come from its steps, e.g.
+    ``nonzero_coefficients(make_pipeline(OneHotEncoder(), FTRLClassifier()).fit(X, y))``
+    lists features such as ``"colour_red"``.
+    """
+    model = estimator[-1] if isinstance(estimator, Pipeline) else estimator
+    check_is_fitted(model)
+    if not hasattr(model, "coef_"):
+        raise TypeError(
+            f"nonzero_coefficients needs a linear model with coef_; got "
+            f"{type(model).__name__}."
+        )
+    coef = np.atleast_2d(model.coef_)
+    n_features = coef.shape[1]
+    if feature_names is None:
+        feature_names = _feature_names(estimator, model, n_features)
+    feature_names = np.asarray(feature_names, dtype=object)
+    if feature_names.shape != (n_features,):
+        raise ValueError(
+            f"feature_names must have one name per feature: the model has "
+            f"{n_features} features, got {feature_names.shape[0] if feature_names.ndim else 0} "
+            "names."
+        )
+
+    outputs, features = np.nonzero(coef)
+    values = coef[outputs, features]
+    order = np.argsort(-np.abs(values), kind="stable")
+    columns = {"feature": feature_names[features[order]]}
+    if is_classifier(model):
+        classes = model.classes_
+        # Two classes share one output, the score of classes_[1].
+        output_classes = classes[1:] if coef.shape[0] == 1 and len(classes) == 2 else classes
+        columns["class"] = output_classes[outputs[order]]
+    columns["coefficient"] = values[order]
+
+    try:
+        import pandas as pd
+    except ImportError:
+        return list(zip(*columns.values()))
+    return pd.DataFrame(columns)
