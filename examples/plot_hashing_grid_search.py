@@ -42,18 +42,19 @@ from skftrl.datasets import load_dna
 X_train, y_train, X_test, y_test = load_dna()
 
 
-def to_records(X):
-    """One list of ``field=value`` strings per sequence, crosses included."""
+def to_records(X, crosses=True):
+    """One list of ``field=value`` strings per sequence, with or without crosses."""
     bits = X.toarray().reshape(X.shape[0], 60, 3)
     code = np.where(bits.sum(axis=2) == 0, 3, bits.argmax(axis=2))
     sequences = np.array(list("ACGT"))[code]
     records = []
     for seq in sequences:
         fields = [f"pos{i}={base}" for i, base in enumerate(seq, start=1)]
-        crosses = [
-            f"pos{i},pos{i + 1}={seq[i - 1]}{seq[i]}" for i in range(1, len(seq))
-        ]
-        records.append(fields + crosses)
+        if crosses:
+            fields += [
+                f"pos{i},pos{i + 1}={seq[i - 1]}{seq[i]}" for i in range(1, len(seq))
+            ]
+        records.append(fields)
     return records
 
 
@@ -108,14 +109,24 @@ plt.show()
 # %%
 # The chosen model on the held-out sequences
 # ------------------------------------------
-best = search.best_estimator_
-exact = pipeline.set_params(**search.best_params_, ftrlclassifier__batch_size=1)
-exact.fit(records_train, y_train)
-for name, model in [("batch_size=16", best), ("batch_size=1 (exact)", exact)]:
-    proba = model.predict_proba(records_test)
+# The best pipeline, refitted by the search on all training records, is
+# scored on the held-out records; then the same parameters with the exact
+# algorithm, and the exact algorithm on records without the crosses.
+from sklearn.base import clone
+
+exact = clone(search.best_estimator_).set_params(ftrlclassifier__batch_size=1)
+no_crosses = clone(exact)
+candidates = [
+    ("batch_size=16", search.best_estimator_, records_test),
+    ("batch_size=1 (exact)", exact.fit(records_train, y_train), records_test),
+    ("exact, no crosses", no_crosses.fit(to_records(X_train, crosses=False), y_train),
+     to_records(X_test, crosses=False)),
+]
+for name, model, records in candidates:
+    proba = model.predict_proba(records)
     print(
         f"{name:<21} held-out log loss {log_loss(y_test, proba):.4f}, "
-        f"accuracy {accuracy_score(y_test, model.predict(records_test)):.4f}"
+        f"accuracy {accuracy_score(y_test, model.predict(records)):.4f}"
     )
 
 # %%
@@ -129,7 +140,12 @@ for name, model in [("batch_size=16", best), ("batch_size=1 (exact)", exact)]:
 # * A moderate ``l1`` helps at every width wide enough to learn: it zeroes
 #   the weights of strings that occur without telling the classes apart.
 #   Too strong an ``l1`` removes useful strings, and the loss rises again.
-# * The crossed dinucleotides carry information that single positions do
-#   not: compare the held-out accuracy above with the one the one-hot
-#   encoding of single positions reaches in
-#   :ref:`sphx_glr_auto_examples_plot_multiclass_dna.py`.
+# * Mini-batches of 16 rows changed the held-out scores little (the first
+#   two lines above).
+# * Without the crossed dinucleotides (the last line, same parameters), the
+#   held-out log loss is worse while the accuracy is about the same: on this
+#   data the single positions carry most of the information, and the crosses
+#   mostly sharpen the probabilities. A linear model can only use
+#   combinations of fields that are given to it as features; hashing makes
+#   adding them cheap, with no vocabulary to build, which is why click
+#   models cross fields such as site and advertiser this way.

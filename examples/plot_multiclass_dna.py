@@ -69,7 +69,7 @@ plt.show()
 # lies between positions 30 and 31.
 weights = clf.coef_.reshape(3, 60, 3)
 limit = np.abs(weights).max()
-fig, axes = plt.subplots(3, 1, figsize=(10, 5.5), sharex=True)
+fig, axes = plt.subplots(3, 1, figsize=(10, 5.5), sharex=True, layout="constrained")
 for ax, class_weights, name in zip(axes, weights, class_names):
     image = ax.imshow(class_weights.T, cmap="RdBu_r", vmin=-limit, vmax=limit,
                       aspect="auto", extent=(0.5, 60.5, 2.5, -0.5))
@@ -88,10 +88,13 @@ plt.show()
 #   the batch logistic regression on these features (compare the printed
 #   scores), with a large part of its weights exactly zero thanks to ``l1``:
 #   the positions far from the junction carry little information.
-# * Most errors are between a junction class and "N": the confusion matrix
-#   shows almost no EI sequence taken for IE or the reverse.
-# * The weights recover the biology: the EI class puts large positive weights
-#   on G and T right after the junction (the "GT" that starts an intron,
-#   whose T shows as the absence of A, C and G), the IE class on the "AG"
-#   that ends an intron just before it, and on a run of pyrimidines (C and T)
-#   upstream. Far from the junction, the weights fade to zero.
+# * The diagonal of the confusion matrix is each class's recall: "IE", the
+#   intron/exon boundary, is the hardest class to recognize, and its errors
+#   go both to "EI" and to "N".
+# * The weights recover the biology: the EI class puts a large positive
+#   weight on G just after the junction and negative weights on A, C and G
+#   at the next position, that is, on the "GT" that starts an intron (T is
+#   the baseline, encoded 000). The IE class weighs the "AG" that ends an
+#   intron, just before the junction, and, upstream, puts negative weights
+#   on A and G: the run of pyrimidines (C and T) that precedes an acceptor
+#   site. Far from the junction, most weights are small or exactly zero.

@@ -89,23 +89,28 @@ print(f"{'LogisticRegression (batch, to convergence)':<52} {'':>11} {batch_loss:
 # %%
 # Plot the running progressive loss
 # ---------------------------------
-fig, ax = plt.subplots(figsize=(8, 5))
+# The left panel shows the whole range, on a log scale; the right one zooms
+# in on the models that learn well.
+fig, (ax_all, ax_zoom) = plt.subplots(1, 2, figsize=(11, 5))
 colors = ["tab:blue", "tab:orange", "tab:red"]
-for color, (name, curve) in zip(colors, running.items()):
-    ax.plot(chunk_ends, curve, color=color, label=f"{name}: chunk scored before it is learned")
-ax.plot(
-    chunk_ends, row_by_row, color="tab:blue", linestyle=":",
-    label="FTRLClassifier(l1=1): each row scored before it is learned (loss_curve_)",
-)
-ax.axhline(batch_loss, color="black", linestyle="--", linewidth=1,
-           label="batch LogisticRegression, held-out loss on a9a.t")
-ax.set_yscale("log")
-ax.set_xlabel("training rows seen")
-ax.set_ylabel("progressive validation log loss (running mean)")
-ax.set_title("One pass over a9a in chunks of 500 rows")
-ax.legend(fontsize="small")
-ax.grid(True, which="both", alpha=0.3)
-fig.tight_layout()
+for ax in (ax_all, ax_zoom):
+    for color, (name, curve) in zip(colors, running.items()):
+        ax.plot(chunk_ends, curve, color=color, label=name)
+    ax.plot(chunk_ends, row_by_row, color="tab:blue", linestyle=":",
+            label="FTRLClassifier(l1=1), each row scored before it is learned (loss_curve_)")
+    ax.axhline(batch_loss, color="black", linestyle="--", linewidth=1,
+               label="batch LogisticRegression, held-out loss on a9a.t")
+    ax.set_xlabel("training rows seen")
+    ax.grid(True, which="both", alpha=0.3)
+ax_all.set_yscale("log")
+ax_all.set_ylabel("progressive validation log loss\n(running mean, each chunk scored before it is learned)")
+ax_all.set_title("All models (log scale)")
+ax_zoom.set_ylim(0.3, 0.5)
+ax_zoom.set_title("Zoom on the best")
+handles, labels = ax_all.get_legend_handles_labels()
+fig.legend(handles, labels, loc="lower center", ncol=2, fontsize="small")
+fig.suptitle("One pass over a9a in chunks of 500 rows")
+fig.tight_layout(rect=(0, 0.13, 1, 1))
 plt.show()
 
 # %%

@@ -108,5 +108,6 @@ plt.show()
 #   held-out data comes with the stream.
 # * With ``l1=1`` a feature's weight stays exactly zero until its
 #   accumulated gradient exceeds 1 in absolute value: the number of non-zero
-#   weights grows as features earn their place, and stays below the width of
-#   the data (a9a's rarest one-hot columns never get a weight).
+#   weights grows as features earn their place, falls back when later rows
+#   bring a weight's ``z`` back under the threshold, and stays below the
+#   width of the data.
