@@ -80,6 +80,7 @@ axes[-1].set_xlabel("position in the sequence (junction between 30 and 31)")
 axes[0].set_title("FTRLClassifier weights per class, position and nucleotide")
 fig.colorbar(image, ax=axes, label="weight (T = 0)")
 plt.show()
+# sphinx_gallery_thumbnail_number = 2
 
 # %%
 # What to conclude
