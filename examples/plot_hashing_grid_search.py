@@ -60,7 +60,9 @@ def to_records(X, crosses=True):
 
 records_train, records_test = to_records(X_train), to_records(X_test)
 n_distinct = len({string for record in records_train for string in record})
-print(f"{len(records_train[0])} strings per record, {n_distinct} distinct ones; for example:")
+print(
+    f"{len(records_train[0])} strings per record, {n_distinct} distinct ones; for example:"
+)
 print(records_train[0][29:32], records_train[0][89:91])
 
 # %%
@@ -95,8 +97,14 @@ fig, ax = plt.subplots(figsize=(7, 5))
 image = ax.imshow(scores, cmap="viridis_r", aspect="auto")
 for i in range(len(widths)):
     for j in range(len(l1s)):
-        ax.text(j, i, f"{scores[i, j]:.3f}", ha="center", va="center",
-                color="white" if scores[i, j] > scores.mean() else "black")
+        ax.text(
+            j,
+            i,
+            f"{scores[i, j]:.3f}",
+            ha="center",
+            va="center",
+            color="white" if scores[i, j] > scores.mean() else "black",
+        )
 ax.set_xticks(range(len(l1s)), [f"{v:g}" for v in l1s])
 ax.set_yticks(range(len(widths)), [f"2**{int(np.log2(w))}" for w in widths])
 ax.set_xlabel("l1")
@@ -119,8 +127,11 @@ no_crosses = clone(exact)
 candidates = [
     ("batch_size=16", search.best_estimator_, records_test),
     ("batch_size=1 (exact)", exact.fit(records_train, y_train), records_test),
-    ("exact, no crosses", no_crosses.fit(to_records(X_train, crosses=False), y_train),
-     to_records(X_test, crosses=False)),
+    (
+        "exact, no crosses",
+        no_crosses.fit(to_records(X_train, crosses=False), y_train),
+        to_records(X_test, crosses=False),
+    ),
 ]
 for name, model, records in candidates:
     proba = model.predict_proba(records)
@@ -134,9 +145,9 @@ for name, model, records in candidates:
 # ----------------
 # * The hash width matters most. With 64 columns for the distinct strings
 #   printed above (at most ``4 * 60`` nucleotides by position and
-#   ``16 * 59`` dinucleotides), most columns mix many unrelated strings and the model cannot separate the
-#   classes; the loss falls steeply as the width grows and levels off once
-#   collisions are rare.
+#   ``16 * 59`` dinucleotides), most columns mix many unrelated strings and
+#   the model cannot separate the classes; the loss falls steeply as the
+#   width grows, and levels off once collisions are rare.
 # * A moderate ``l1`` helps at every width wide enough to learn: it zeroes
 #   the weights of strings that occur without telling the classes apart.
 #   Too strong an ``l1`` removes useful strings, and the loss rises again.

@@ -38,8 +38,10 @@ clf = FTRLClassifier(l1=20.0, max_iter=10, tol=None, random_state=0)
 clf.fit(X_train, y_train)
 reference = LogisticRegression(max_iter=1000).fit(X_train, y_train)
 
-print(f"FTRLClassifier: {clf.n_iter_} passes, coef_ of shape {clf.coef_.shape}, "
-      f"{np.count_nonzero(clf.coef_)} non-zero weights of {clf.coef_.size}")
+print(
+    f"FTRLClassifier: {clf.n_iter_} passes, coef_ of shape {clf.coef_.shape}, "
+    f"{np.count_nonzero(clf.coef_)} non-zero weights of {clf.coef_.size}"
+)
 for name, model in [("FTRLClassifier", clf), ("LogisticRegression", reference)]:
     print(
         f"{name:<19} held-out accuracy {accuracy_score(y_test, model.predict(X_test)):.4f}, "
@@ -53,8 +55,14 @@ for name, model in [("FTRLClassifier", clf), ("LogisticRegression", reference)]:
 # each row shows where the sequences of one class went.
 fig, ax = plt.subplots(figsize=(5.5, 4.5))
 ConfusionMatrixDisplay.from_estimator(
-    clf, X_test, y_test, display_labels=class_names, normalize="true",
-    values_format=".3f", cmap="Blues", ax=ax,
+    clf,
+    X_test,
+    y_test,
+    display_labels=class_names,
+    normalize="true",
+    values_format=".3f",
+    cmap="Blues",
+    ax=ax,
 )
 ax.set_title("FTRLClassifier on DNA (held-out, rows sum to 1)")
 fig.tight_layout()
@@ -71,8 +79,14 @@ weights = clf.coef_.reshape(3, 60, 3)
 limit = np.abs(weights).max()
 fig, axes = plt.subplots(3, 1, figsize=(10, 5.5), sharex=True, layout="constrained")
 for ax, class_weights, name in zip(axes, weights, class_names):
-    image = ax.imshow(class_weights.T, cmap="RdBu_r", vmin=-limit, vmax=limit,
-                      aspect="auto", extent=(0.5, 60.5, 2.5, -0.5))
+    image = ax.imshow(
+        class_weights.T,
+        cmap="RdBu_r",
+        vmin=-limit,
+        vmax=limit,
+        aspect="auto",
+        extent=(0.5, 60.5, 2.5, -0.5),
+    )
     ax.set_yticks([0, 1, 2], ["A", "C", "G"])
     ax.set_ylabel(f"class {name}")
     ax.axvline(30.5, color="black", linewidth=0.8, linestyle="--")

@@ -58,7 +58,9 @@ for start in range(0, X_train.shape[0], chunk_size):
 
 # Running mean: the progressive validation loss over all rows scored so far.
 rows_scored = np.array(chunk_ends) - chunk_size
-running = {name: np.cumsum(losses) / rows_scored for name, losses in chunk_losses.items()}
+running = {
+    name: np.cumsum(losses) / rows_scored for name, losses in chunk_losses.items()
+}
 
 # %%
 # Finer still: every row scored before it is learned
@@ -70,8 +72,12 @@ running = {name: np.cumsum(losses) / rows_scored for name, losses in chunk_losse
 # prints. The first call is left out, as above, so that both curves average
 # the same rows.
 ftrl = models["FTRLClassifier(l1=1)"]
-call_rows = np.diff(np.append(np.arange(0, X_train.shape[0], chunk_size), X_train.shape[0]))
-row_by_row = np.cumsum(np.array(ftrl.loss_curve_[1:]) * call_rows[1:]) / np.cumsum(call_rows[1:])
+call_rows = np.diff(
+    np.append(np.arange(0, X_train.shape[0], chunk_size), X_train.shape[0])
+)
+row_by_row = np.cumsum(np.array(ftrl.loss_curve_[1:]) * call_rows[1:]) / np.cumsum(
+    call_rows[1:]
+)
 
 # %%
 # A reference: the best a linear model can do on a9a, fitted in batch with
@@ -96,14 +102,26 @@ colors = ["tab:blue", "tab:orange", "tab:red"]
 for ax in (ax_all, ax_zoom):
     for color, (name, curve) in zip(colors, running.items()):
         ax.plot(chunk_ends, curve, color=color, label=name)
-    ax.plot(chunk_ends, row_by_row, color="tab:blue", linestyle=":",
-            label="FTRLClassifier(l1=1), each row scored before it is learned (loss_curve_)")
-    ax.axhline(batch_loss, color="black", linestyle="--", linewidth=1,
-               label="batch LogisticRegression, held-out loss on a9a.t")
+    ax.plot(
+        chunk_ends,
+        row_by_row,
+        color="tab:blue",
+        linestyle=":",
+        label="FTRLClassifier(l1=1), each row scored before it is learned (loss_curve_)",
+    )
+    ax.axhline(
+        batch_loss,
+        color="black",
+        linestyle="--",
+        linewidth=1,
+        label="batch LogisticRegression, held-out loss on a9a.t",
+    )
     ax.set_xlabel("training rows seen")
     ax.grid(True, which="both", alpha=0.3)
 ax_all.set_yscale("log")
-ax_all.set_ylabel("progressive validation log loss\n(running mean, each chunk scored before it is learned)")
+ax_all.set_ylabel(
+    "progressive validation log loss\n(running mean, each chunk scored before it is learned)"
+)
 ax_all.set_title("All models (log scale)")
 ax_zoom.set_ylim(0.3, 0.5)
 ax_zoom.set_title("Zoom on the best")

@@ -57,8 +57,12 @@ learners = {
     ),
     'SGDClassifier(penalty="l1", alpha=l1/n,\n learning_rate="invscaling", eta0=0.1)': (
         lambda l1: SGDClassifier(
-            loss="log_loss", penalty="l1", alpha=l1 / n_rows,
-            learning_rate="invscaling", eta0=0.1, random_state=0,
+            loss="log_loss",
+            penalty="l1",
+            alpha=l1 / n_rows,
+            learning_rate="invscaling",
+            eta0=0.1,
+            random_state=0,
         )
     ),
 }
@@ -87,8 +91,14 @@ for marker, (name, scores) in zip(markers, results.items()):
     ax_accuracy.plot(scores[:, 0], scores[:, 2], marker=marker, label=name)
 ftrl_scores = results["FTRLClassifier(l1=l1)"]
 for l1, (nonzero, loss, _) in zip(l1_grid, ftrl_scores):
-    ax_loss.annotate(f"l1={l1}", (nonzero, loss), textcoords="offset points",
-                     xytext=(4, 4), fontsize="x-small", color="tab:blue")
+    ax_loss.annotate(
+        f"l1={l1}",
+        (nonzero, loss),
+        textcoords="offset points",
+        xytext=(4, 4),
+        fontsize="x-small",
+        color="tab:blue",
+    )
 ax_loss.set_ylim(0.3, 0.6)
 ax_loss.set_ylabel("held-out log loss on a9a.t (lower is better)")
 ax_accuracy.set_ylabel("held-out accuracy on a9a.t (higher is better)")

@@ -10,7 +10,16 @@ from numpy.testing import assert_array_equal
 
 from skftrl.datasets import load_bike_sharing
 
-CATEGORICAL = ["season", "yr", "mnth", "hr", "holiday", "weekday", "workingday", "weathersit"]
+CATEGORICAL = [
+    "season",
+    "yr",
+    "mnth",
+    "hr",
+    "holiday",
+    "weekday",
+    "workingday",
+    "weathersit",
+]
 NUMERIC = ["temp", "atemp", "hum", "windspeed"]
 
 
@@ -37,7 +46,9 @@ def test_bike_sharing_arrays_match_the_file(bike_rows):
     assert_array_equal(bunch.target, counts)
     # The Readme: cnt is the sum of the casual and registered users, which is
     # why those two columns must not be features.
-    casual_plus_registered = [int(row["casual"]) + int(row["registered"]) for row in bike_rows]
+    casual_plus_registered = [
+        int(row["casual"]) + int(row["registered"]) for row in bike_rows
+    ]
     assert_array_equal(bunch.target, casual_plus_registered)
     assert bunch.target.dtype == np.float64 and bunch.data.dtype == np.float64
 
@@ -46,9 +57,14 @@ def test_bike_sharing_value_ranges():
     X, y = load_bike_sharing(return_X_y=True)
     column = dict(zip(CATEGORICAL + NUMERIC, X.T))
     expected_codes = {
-        "season": range(1, 5), "yr": range(0, 2), "mnth": range(1, 13),
-        "hr": range(0, 24), "holiday": range(0, 2), "weekday": range(0, 7),
-        "workingday": range(0, 2), "weathersit": range(1, 5),
+        "season": range(1, 5),
+        "yr": range(0, 2),
+        "mnth": range(1, 13),
+        "hr": range(0, 24),
+        "holiday": range(0, 2),
+        "weekday": range(0, 7),
+        "workingday": range(0, 2),
+        "weathersit": range(1, 5),
     }
     for name, codes in expected_codes.items():
         assert_array_equal(np.unique(column[name]), list(codes))
