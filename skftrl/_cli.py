@@ -79,7 +79,8 @@ def validated(estimator):
     """The estimator, its hyper-parameters and engine checked before any data is read."""
     try:
         estimator._validate_params()
-        estimator._pass_function()  # engine="numba" needs numba and batch_size=1
+        if estimator.engine == "numba":  # it needs numba, and batch_size=1
+            estimator._pass_function()
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
     return estimator

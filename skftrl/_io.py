@@ -343,7 +343,8 @@ def read_libsvm(path, chunk_size, n_features, zero_based, labels_required=True):
                     path,
                     int(chunk.lines[row_at(X, position)]),
                     f"feature index {X.indices[position]} is beyond the model's "
-                    f"{n_features} features (indices {offset} to {n_features - 1 + offset})",
+                    f"{n_features} features (indices {offset} to {n_features - 1 + offset}; "
+                    "train with --n-features for a wider model)",
                 )
         indices = X.indices - offset if offset else X.indices
         X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
