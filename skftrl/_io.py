@@ -112,12 +112,6 @@ class LineBlocks:
     def close(self):
         self.file.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
-
 
 def row_at(X, position):
     """The row of ``X`` holding the stored value at ``position``."""
@@ -218,19 +212,19 @@ def check_finite(path, chunk):
     """Raise DataError at the first row with a non-finite value or label."""
     bad = np.flatnonzero(~np.isfinite(chunk.X.data))
     if bad.size:
-        line = chunk.lines[row_at(chunk.X, bad[0])]
+        line = int(chunk.lines[row_at(chunk.X, bad[0])])
         raise DataError(path, line, f"the feature value {chunk.X.data[bad[0]]} is not finite")
     if chunk.y is not None:
         bad = np.flatnonzero(~np.isfinite(chunk.y))
         if bad.size:
             raise DataError(
-                path, chunk.lines[bad[0]], f"the label {chunk.y[bad[0]]} is not finite"
+                path, int(chunk.lines[bad[0]]), f"the label {chunk.y[bad[0]]} is not finite"
             )
 
 
 def libsvm_row_chunks(path, chunk_size, labels_required=True):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written."""
-    with LineBlocks(path) as blocks:
+    with contextlib.closing(LineBlocks(path)) as blocks:
         while True:
             pieces, n_rows = [], 0
             while n_rows < chunk_size:
@@ -290,7 +284,7 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None):
                 largest_line = int(chunk.lines[row_at(chunk.X, position)])
             zero_based = zero_based or bool(chunk.X.indices.min() == 0)
         if collect_labels:
-            collect_classes(path, chunk, np.unique(chunk.y).tolist(), labels)
+            collect_classes(path, int(chunk.lines[-1]), np.unique(chunk.y).tolist(), labels)
         n_rows += chunk.X.shape[0]
         if progress is not None:
             progress(n_rows)
@@ -307,13 +301,13 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None):
     )
 
 
-def collect_classes(path, chunk, chunk_labels, labels):
-    """Add a chunk's distinct labels to ``labels``; too many is an error."""
+def collect_classes(path, line, chunk_labels, labels):
+    """Add the distinct labels of a chunk ending at ``line`` to ``labels``."""
     labels.update(chunk_labels)
     if len(labels) > MAX_CLASSES:
         raise DataError(
             path,
-            int(chunk.lines[-1]),
+            line,
             f"more than {MAX_CLASSES} distinct labels by this line: is this "
             "a regression target? (use --task regress)",
         )
@@ -383,24 +377,27 @@ class CsvRows:
 
     def chunks(self, chunk_size):
         """Lists of at most ``chunk_size`` rows and their line numbers."""
-        while True:
-            rows, lines = [], []
-            while len(rows) < chunk_size:
-                row = self._next_row()
-                if row is None:
-                    break
-                if len(row) != len(self.header):
+        reader, width = self.reader, len(self.header)
+        rows, lines = [], []
+        try:
+            for row in reader:
+                if len(row) != width:
+                    if not row:  # a blank line
+                        continue
                     raise DataError(
                         self.path,
-                        self.reader.line_num,
-                        f"{len(row)} fields, but the header has {len(self.header)}",
+                        reader.line_num,
+                        f"{len(row)} fields, but the header has {width}",
                     )
                 rows.append(row)
-                lines.append(self.reader.line_num)
-            if rows:
-                yield rows, np.array(lines, dtype=np.int64)
-            if len(rows) < chunk_size:
-                return
+                lines.append(reader.line_num)
+                if len(rows) == chunk_size:
+                    yield rows, np.array(lines, dtype=np.int64)
+                    rows, lines = [], []
+        except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as error:
+            raise DataError(self.path, reader.line_num + 1, str(error)) from None
+        if rows:
+            yield rows, np.array(lines, dtype=np.int64)
 
     def position(self, column, role):
         """Where ``column`` is in the header; DataError if it is not there."""
@@ -415,12 +412,6 @@ class CsvRows:
 
     def close(self):
         self.text.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
 
 def is_missing(value):
@@ -457,7 +448,7 @@ def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None)
     label is, else strings; for regression every label must be a number.
     ``progress(rows)`` is called after each chunk.
     """
-    with CsvRows(path) as source:
+    with contextlib.closing(CsvRows(path)) as source:
         label_position = source.position(label_column, "label")
         columns = [name for name in source.header if name != label_column]
         numeric = dict.fromkeys(columns, True)
@@ -471,7 +462,7 @@ def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None)
             check_labels_present(path, label_values, lines)
             if classify:
                 numeric_labels = numeric_labels and parse_numbers(label_values) is not None
-                collect_classes(path, Chunk(None, None, lines), set(label_values), labels)
+                collect_classes(path, int(lines[-1]), set(label_values), labels)
             else:
                 parse_targets(path, label_values, lines)
             n_rows += len(rows)
@@ -494,9 +485,11 @@ def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None)
 
 
 def check_labels_present(path, label_values, lines):
-    for value, line in zip(label_values, lines):
-        if is_missing(value):
-            raise DataError(path, int(line), f"missing label {value!r}")
+    """DataError at the first row whose label is missing."""
+    if any(is_missing(value) for value in set(label_values)):
+        for value, line in zip(label_values, lines):
+            if is_missing(value):
+                raise DataError(path, int(line), f"missing label {value!r}")
 
 
 def parse_targets(path, label_values, lines):
@@ -566,7 +559,7 @@ def read_csv(path, layout, chunk_size, labels="required", names=None):
     if names is not None:
         for name in numeric_names:
             names.add(name, [name], [numeric_index[name]])
-    with CsvRows(path) as source:
+    with contextlib.closing(CsvRows(path)) as source:
         positions = {name: source.position(name, "feature") for name in kinds}
         label_position = None
         if labels == "required":
@@ -638,9 +631,9 @@ def numeric_features(path, column, values, lines):
 
 def categorical_features(column, values, hasher, names):
     """Rows with a value in a categorical column, and the hashed index of each."""
-    codes = {}
-    row_codes = np.array([codes.setdefault(value, len(codes)) for value in values], dtype=np.intp)
-    distinct = list(codes)
+    distinct = list(dict.fromkeys(values))
+    code_of = {value: code for code, value in enumerate(distinct)}
+    row_codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.intp, count=len(values))
     present = np.array([not is_missing(value) for value in distinct], dtype=bool)
     feature_names = [f"{column}={value}" for value in distinct]
     indices = np.full(len(distinct), -1, dtype=np.int64)

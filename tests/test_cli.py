@@ -1,11 +1,17 @@
 """The command line, driven in a subprocess as a user runs it.
 
+Every subcommand, and each kind of bad input, runs in a subprocess. Each
+subprocess pays Python's and scikit-learn's start-up (1 to 2 s), so variants
+of the same path run ``main()`` in this process instead (``run_here``),
+which is what the console script calls.
+
 Models trained by ``skftrl train`` are compared with ``partial_fit`` over the
 same file loaded in memory (``load_svmlight_file``, or an independent
 ``FeatureHasher`` encoding of the CSV) in the same chunks: the states must
 be equal, not close.
 """
 
+import contextlib
 import csv
 import gzip
 import io
@@ -43,9 +49,26 @@ def environment():
 
 
 def run(*args, cwd=None):
+    """``skftrl *args`` in a subprocess."""
     return subprocess.run(
         command(*args), capture_output=True, text=True, timeout=300, cwd=cwd, env=environment()
     )
+
+
+def run_here(*args, cwd=None):
+    """``skftrl *args`` through ``main()`` in this process: the same result as ``run``."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = os.getcwd()
+    try:
+        os.chdir(cwd or previous)
+        with contextlib.redirect_stderr(err):
+            try:
+                code = main([str(arg) for arg in args], out=out)
+            except SystemExit as exit:  # argparse's usage errors
+                code = exit.code
+    finally:
+        os.chdir(previous)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def shipped_lines(name):
@@ -207,7 +230,7 @@ def test_train_multiclass_and_predict_every_probability(tmp_path):
     test_lines = shipped_lines("dna.scale.t.gz")[:300]
     test = write(tmp_path / "dna.t.svm.gz", test_lines)
     model_path = tmp_path / "dna.model"
-    result = run("train", train, "--model", model_path, "--test", test, "--chunk-size", 512)
+    result = run_here("train", train, "--model", model_path, "--test", test, "--chunk-size", 512)
     assert result.returncode == 0, result.stderr
     X, y = load_svmlight_file(str(train))
     reference = chunked_partial_fit(FTRLClassifier(), X, y, 512, classes=[1, 2, 3])
@@ -223,7 +246,7 @@ def test_train_multiclass_and_predict_every_probability(tmp_path):
         line.split(b" ", 1)[1] if i % 2 else line for i, line in enumerate(test_lines)
     ]
     predict_file = write(tmp_path / "to_predict.svm", unlabelled)
-    predicted = run("predict", "--model", model_path, predict_file)
+    predicted = run_here("predict", "--model", model_path, predict_file)
     assert predicted.returncode == 0, predicted.stderr
     assert np.array_equal(read_numbers(predicted.stdout), reference.predict_proba(X_test))
 
@@ -237,7 +260,7 @@ def test_regression_train_test_and_predict(tmp_path):
     test = tmp_path / "reg.t.svm"
     dump_svmlight_file(X[1000:], y[1000:], str(test), zero_based=False)
     model_path = tmp_path / "reg.model"
-    result = run(
+    result = run_here(
         "train", train, "--test", test, "--model", model_path, "--task", "regress",
         "--loss", "huber", "--epsilon", 0.5, "--n-features", 30, "--chunk-size", 300,
         "--quiet",
@@ -254,7 +277,7 @@ def test_regression_train_test_and_predict(tmp_path):
     residuals = reference.predict(X_test) - y_test
     assert held_out(result.stdout, "RMSE") == round(np.sqrt(np.mean(residuals**2)), 4)
     assert held_out(result.stdout, "MAE") == round(np.mean(np.abs(residuals)), 4)
-    predicted = run("predict", "--model", model_path, test)
+    predicted = run_here("predict", "--model", model_path, test)
     assert np.array_equal(read_numbers(predicted.stdout)[:, 0], reference.predict(X_test))
 
 
@@ -279,12 +302,17 @@ def click_rows(n_rows, seed):
     return rows
 
 
-def write_csv(path, rows, columns):
+def csv_lines(rows, columns):
+    """CSV text of ``rows`` (dicts), with only ``columns``, as lines."""
     text = io.StringIO()
     writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    return write(path, [text.getvalue()])
+    return text.getvalue().splitlines(keepends=True)
+
+
+def write_csv(path, rows, columns):
+    return write(path, csv_lines(rows, columns))
 
 
 def hashed_reference(rows, hash_bits):
@@ -329,13 +357,13 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
     # Prediction: columns in another order, no label column.
     new_rows = click_rows(700, seed=1)
     to_predict = write_csv(tmp_path / "new.csv", new_rows, ["city", "score", "color", "age"])
-    predicted = run("predict", "--model", model_path, to_predict)
+    predicted = run_here("predict", "--model", model_path, to_predict)
     assert predicted.returncode == 0, predicted.stderr
     expected = reference.predict_proba(hashed_reference(new_rows, 12))[:, 1]
     assert np.array_equal(read_numbers(predicted.stdout)[:, 0], expected)
 
     # inspect names hashed features by their column and value.
-    shown = run("inspect", "--model", model_path, "--top", 5)
+    shown = run_here("inspect", "--model", model_path, "--top", 5)
     assert shown.returncode == 0, shown.stderr
     coef = reference.coef_[0]
     names = {}
@@ -356,7 +384,7 @@ def test_train_csv_regression_with_numeric_labels(tmp_path):
         row["clicked"] = f"{float(row['score']) * 2 + (row['color'] == 'red'):.3f}"
     train = write_csv(tmp_path / "reg.csv", rows, ["age", "color", "score", "city", "clicked"])
     model_path = tmp_path / "reg.model"
-    result = run(
+    result = run_here(
         "train", train, "--label-column", "clicked", "--task", "regress",
         "--hash-bits", 10, "--model", model_path, "--test", train,
     )
@@ -378,14 +406,6 @@ def with_line(lines, number, new):
     lines = list(lines)
     lines[number - 1] = new
     return lines
-
-
-def csv_lines(rows, columns):
-    text = io.StringIO()
-    writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return text.getvalue().splitlines(keepends=True)
 
 
 CLICKS = click_rows(30, seed=3)
@@ -541,34 +561,42 @@ def prepare_bad_input(directory, written):
             write(path, content)
 
 
+# The issue's kinds of bad input (a malformed line, a missing label column, an
+# index beyond the model's width, an unreadable model file, a missing or
+# corrupt file) also run in a subprocess; every case runs in this process.
+IN_A_SUBPROCESS = [
+    "malformed value",
+    "truncated gzip",
+    "missing training file",
+    "test index beyond the model's width",
+    "csv missing label column",
+    "corrupt model file (predict)",
+    "option value",
+]
+
+
 @pytest.fixture(scope="module")
-def failures(tmp_path_factory):
-    """Every failing command, each in its own directory, run four at a time.
+def subprocess_failures(tmp_path_factory):
+    """The IN_A_SUBPROCESS cases, each in its own directory, run four at a time.
 
     Returns, for each case: the completed process, its directory, and the
     files that were there before it ran.
     """
     jobs = {}
-    for case, (written, args, _) in BAD_INPUT.items():
+    for case in IN_A_SUBPROCESS:
         directory = tmp_path_factory.mktemp("bad")
-        prepare_bad_input(directory, written)
-        jobs[case] = (args, directory)
-    for case, (args, _) in USAGE_ERRORS.items():
-        jobs[case] = (args, tmp_path_factory.mktemp("usage"))
-    directory = tmp_path_factory.mktemp("existing")
-    write(directory / "bad.svm", with_line(A9A_HEAD, 30, "-1 4:1 6:x\n"))
-    (directory / "model").write_bytes(b"the previous model")
-    jobs["existing model"] = (["train", "bad.svm", "--model", "model"], directory)
-
-    before = {case: set(os.listdir(directory)) for case, (_, directory) in jobs.items()}
+        if case in BAD_INPUT:
+            written, args, _ = BAD_INPUT[case]
+            prepare_bad_input(directory, written)
+        else:
+            args = USAGE_ERRORS[case][0]
+        jobs[case] = (args, directory, set(os.listdir(directory)))
     with ThreadPoolExecutor(max_workers=4) as pool:
-        running = {case: pool.submit(run, *args, cwd=cwd) for case, (args, cwd) in jobs.items()}
-        return {case: (running[case].result(), jobs[case][1], before[case]) for case in jobs}
+        running = {case: pool.submit(run, *args, cwd=cwd) for case, (args, cwd, _) in jobs.items()}
+        return {case: (running[case].result(), *jobs[case][1:]) for case in jobs}
 
 
-@pytest.mark.parametrize("case", BAD_INPUT)
-def test_bad_input_ends_with_one_line_naming_file_and_line(failures, case):
-    result, directory, before = failures[case]
+def check_bad_input(case, result, directory, before):
     expected = BAD_INPUT[case][2]
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1, result.stderr
@@ -581,17 +609,41 @@ def test_bad_input_ends_with_one_line_naming_file_and_line(failures, case):
     assert set(os.listdir(directory)) == before
 
 
-def test_failed_training_leaves_an_existing_model_untouched(failures):
-    result, directory, _ = failures["existing model"]
+@pytest.mark.parametrize("case", BAD_INPUT)
+def test_bad_input_ends_with_one_line_naming_file_and_line(tmp_path, case):
+    written, args, _ = BAD_INPUT[case]
+    prepare_bad_input(tmp_path, written)
+    before = set(os.listdir(tmp_path))
+    check_bad_input(case, run_here(*args, cwd=tmp_path), tmp_path, before)
+
+
+@pytest.mark.parametrize("case", [case for case in IN_A_SUBPROCESS if case in BAD_INPUT])
+def test_bad_input_in_a_subprocess(subprocess_failures, case):
+    check_bad_input(case, *subprocess_failures[case])
+
+
+def test_failed_training_leaves_an_existing_model_untouched(tmp_path):
+    write(tmp_path / "bad.svm", with_line(A9A_HEAD, 30, "-1 4:1 6:x\n"))
+    (tmp_path / "model").write_bytes(b"the previous model")
+    result = run_here("train", "bad.svm", "--model", "model", cwd=tmp_path)
     assert result.returncode == 1
-    assert (directory / "model").read_bytes() == b"the previous model"
-    assert sorted(os.listdir(directory)) == ["bad.svm", "model"]
+    assert (tmp_path / "model").read_bytes() == b"the previous model"
+    assert sorted(os.listdir(tmp_path)) == ["bad.svm", "model"]
 
 
-@pytest.mark.parametrize("case", USAGE_ERRORS)
-def test_usage_errors_exit_with_2(failures, case):
-    result, directory, _ = failures[case]
+def check_usage_error(case, result, directory):
     assert result.returncode == 2
     assert USAGE_ERRORS[case][1] in result.stderr
     assert "Traceback" not in result.stderr
     assert os.listdir(directory) == []
+
+
+@pytest.mark.parametrize("case", USAGE_ERRORS)
+def test_usage_errors_exit_with_2(tmp_path, case):
+    check_usage_error(case, run_here(*USAGE_ERRORS[case][0], cwd=tmp_path), tmp_path)
+
+
+@pytest.mark.parametrize("case", [case for case in IN_A_SUBPROCESS if case in USAGE_ERRORS])
+def test_usage_errors_in_a_subprocess(subprocess_failures, case):
+    result, directory, _ = subprocess_failures[case]
+    check_usage_error(case, result, directory)
