@@ -18,8 +18,10 @@ import io
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.resources import files
 
@@ -647,3 +649,22 @@ def test_usage_errors_exit_with_2(tmp_path, case):
 def test_usage_errors_in_a_subprocess(subprocess_failures, case):
     result, directory, _ = subprocess_failures[case]
     check_usage_error(case, result, directory)
+
+
+def test_terminated_training_removes_its_temporary_file(tmp_path):
+    # Enough rows (three passes) that training is still running when its
+    # temporary model file appears.
+    write(tmp_path / "train.svm", shipped_lines("a9a.gz") * 6)
+    process = subprocess.Popen(
+        command("train", "train.svm", "--model", "model", "--passes", 3),
+        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )
+    while len(os.listdir(tmp_path)) == 1 and process.poll() is None:
+        time.sleep(0.01)
+    assert [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+    process.terminate()
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 128 + signal.SIGTERM
+    assert stderr == "skftrl: interrupted\n"
+    assert os.listdir(tmp_path) == ["train.svm"]

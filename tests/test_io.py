@@ -2,6 +2,8 @@
 
 import gzip
 import io
+import os
+import stat
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ from sklearn.datasets import load_svmlight_file
 
 from skftrl._io import (
     DataError,
+    atomic_output,
     libsvm_line_problem,
     libsvm_row_chunks,
     read_csv,
@@ -128,3 +131,23 @@ def test_csv_label_and_field_errors_name_the_line(tmp_path):
     with pytest.raises(DataError) as error:
         list(scan_csv(path, "y", 4, chunk_size=10, classify=False))
     assert error.value.line == 3
+
+
+@pytest.mark.parametrize("error", [ValueError, KeyboardInterrupt])
+def test_atomic_output_leaves_nothing_on_error_or_interruption(tmp_path, error):
+    with pytest.raises(error):
+        with atomic_output(tmp_path / "model") as file:
+            file.write(b"half a model")
+            raise error
+    assert os.listdir(tmp_path) == []
+
+
+def test_atomic_output_appears_whole_with_the_usual_permissions(tmp_path):
+    with atomic_output(tmp_path / "model") as file:
+        file.write(b"a model")
+        assert os.listdir(tmp_path) != ["model"]  # not there until the end
+    assert os.listdir(tmp_path) == ["model"]
+    assert (tmp_path / "model").read_bytes() == b"a model"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(tmp_path / "model").st_mode) == 0o666 & ~umask
