@@ -9,7 +9,9 @@ options with exit code 2, as argparse does.
 import argparse
 import os
 import shutil
+import signal
 import sys
+import threading
 import time
 
 import joblib
@@ -621,6 +623,11 @@ def build_parser():
     return parser
 
 
+def interrupt(signum, frame):
+    """SIGTERM ends the command as Ctrl-C does: temporary files are removed."""
+    raise KeyboardInterrupt(signum)
+
+
 def main(argv=None, out=None):
     """Entry point of the ``skftrl`` command; returns the exit code."""
     out = sys.stdout if out is None else out
@@ -628,6 +635,9 @@ def main(argv=None, out=None):
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:  # signal handlers can only be set there
+        previous_handler = signal.signal(signal.SIGTERM, interrupt)
     try:
         return args.run(args, out)
     except UsageError as error:  # options a user typed: one line, as argparse
@@ -643,6 +653,10 @@ def main(argv=None, out=None):
         where = f"{error.filename}: " if error.filename else ""
         print(f"skftrl: error: {where}{error.strerror or error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:  # Ctrl-C, or SIGTERM through interrupt()
         print("skftrl: interrupted", file=sys.stderr)
-        return 130
+        signum = error.args[0] if error.args else signal.SIGINT
+        return 128 + signum
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous_handler)

@@ -132,8 +132,10 @@ def libsvm_line_problem(line, labels_required):
         return None
     if labels_required or b":" not in tokens[0]:
         label, tokens = tokens[0], tokens[1:]
+        # Where labels are optional, multilabel lines ("1,3") are accepted too.
         try:
-            float(label)
+            for part in [label] if labels_required else label.split(b","):
+                float(part)
         except ValueError:
             return f"the label {label.decode(errors='replace')!r} is not a number"
     if tokens and tokens[0].startswith(b"qid"):
