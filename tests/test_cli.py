@@ -665,6 +665,6 @@ def test_terminated_training_removes_its_temporary_file(tmp_path):
     assert [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
     process.terminate()
     _, stderr = process.communicate(timeout=300)
-    assert process.returncode == 128 + signal.SIGTERM
+    assert process.returncode == 128 + signal.SIGTERM, stderr
     assert stderr == "skftrl: interrupted\n"
     assert os.listdir(tmp_path) == ["train.svm"]
