@@ -494,19 +494,27 @@ def check_labels_present(path, label_values, lines):
                 raise DataError(path, int(line), f"missing label {value!r}")
 
 
+def first_non_number(values, lines, missing_allowed):
+    """The first value that is not a finite number (or missing, if allowed), and its line."""
+    for value, line in zip(values, lines):
+        if missing_allowed and is_missing(value):
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            return value, int(line)
+        if not (np.isfinite(number) or (missing_allowed and np.isnan(number))):
+            return value, int(line)
+    raise ValueError("every value is a number")
+
+
 def parse_targets(path, label_values, lines):
     """The labels as floats; DataError at the first one that is not a number."""
     targets = parse_numbers(label_values)
-    if targets is not None and np.all(np.isfinite(targets)):
-        return targets
-    for value, line in zip(label_values, lines):
-        try:
-            ok = np.isfinite(float(value))
-        except ValueError:
-            ok = False
-        if not ok:
-            raise DataError(path, int(line), f"the label {value!r} is not a finite number")
-    raise AssertionError("unreachable: a label failed to parse")
+    if targets is None or not np.all(np.isfinite(targets)):
+        value, line = first_non_number(label_values, lines, missing_allowed=False)
+        raise DataError(path, line, f"the label {value!r} is not a finite number")
+    return targets
 
 
 def hashed_index(hasher, names):
@@ -613,19 +621,8 @@ def numeric_features(path, column, values, lines):
     """Rows with a non-zero value in a numeric column, and those values."""
     numbers = parse_numbers(values)
     if numbers is None or np.isinf(numbers).any():
-        for value, line in zip(values, lines):
-            if is_missing(value):
-                continue
-            try:
-                ok = np.isfinite(float(value))
-            except ValueError:
-                ok = False
-            if not ok:
-                raise DataError(
-                    path,
-                    int(line),
-                    f"column {column!r} holds numbers, but this value is {value!r}",
-                )
+        value, line = first_non_number(values, lines, missing_allowed=True)
+        raise DataError(path, line, f"column {column!r} holds numbers, but this value is {value!r}")
     # NaN is a missing value; a zero adds nothing to a linear model.
     rows = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
     return rows, numbers[rows]
