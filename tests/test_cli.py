@@ -47,7 +47,9 @@ def command(*args):
 
 
 def environment():
-    return {**os.environ, "PYTHONPATH": ROOT}
+    """This checkout's package first on the path of a subprocess."""
+    path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
 
 
 def run(*args, cwd=None):
