@@ -2,7 +2,8 @@
 
 Every learner sees the training rows once, in order, in this process, and is
 scored on held-out rows. Per dataset, a table gives rows per second (median of
---repeats runs, timing only the learning calls), the ratio to SGDClassifier,
+--repeats runs, timing only the learning calls; skftrl's configurations and
+SGDClassifier take turns in each repeat), the ratio to SGDClassifier,
 held-out log loss and AUC, the number of non-zero weights and the tracemalloc
 peak of one extra, untimed run; a line then compares predict_proba speed. The
 peers (river, Vowpal Wabbit, datatable) are optional and skipped when not
@@ -240,15 +241,28 @@ def make_row(label, speed, y_test, proba, nnz, peak, note=""):
     return Row(label, speed, loss, auc, nnz, peak, note)
 
 
-def run_sklearn_api(label, make, ds, args):
-    """skftrl or SGDClassifier, partial_fit over the chunks: (table row, model)."""
+def run_sklearn_api(learners, ds, args):
+    """skftrl configurations and SGDClassifier, partial_fit over the same chunks.
+
+    Each repeat runs every learner once, in turn, so that a burst of load on
+    this shared machine slows all of them alike and the ratios stay fair.
+    ``learners`` is a list of (label, make); returns the table rows and the
+    models, by label.
+    """
     chunks = chunked(ds.X_train, ds.y_train, args.chunk_size)
-    runs = [partial_fit_pass(make, chunks) for _ in range(args.repeats)]
-    model, speed = runs[-1][0], len(ds.y_train) / np.median([s for _, s in runs])
-    peak = traced_peak(lambda: partial_fit_pass(make, chunks))
-    proba = model.predict_proba(ds.X_test)[:, 1]
-    nnz = np.count_nonzero(model.coef_)
-    return make_row(label, speed, ds.y_test, proba, nnz, peak), model
+    seconds, models = {label: [] for label, _ in learners}, {}
+    for _ in range(args.repeats):
+        for label, make in learners:
+            models[label], spent = partial_fit_pass(make, chunks)
+            seconds[label].append(spent)
+    rows = []
+    for label, make in learners:
+        speed = len(ds.y_train) / np.median(seconds[label])
+        peak = traced_peak(lambda: partial_fit_pass(make, chunks))
+        proba = models[label].predict_proba(ds.X_test)[:, 1]
+        nnz = np.count_nonzero(models[label].coef_)
+        rows.append(make_row(label, speed, ds.y_test, proba, nnz, peak))
+    return rows, models
 
 
 def capped(n, total, kind):
@@ -403,19 +417,18 @@ def bench_dataset(ds, args, wanted):
         f"{ds.X_train.nnz / len(ds.y_train):.1f} non-zeros a row, "
         f"{ds.y_train.mean():.1%} positive"
     )
-    rows, ours, sgd = [], {}, None
+    learners, engines = [], {}
     for label, params in supported(SKFTRL_CONFIGS):
         if wanted(label):
             warm_up(params, ds.X_train, ds.y_train)
-            make = partial(FTRLClassifier, **params)
-            row, model = run_sklearn_api(label, make, ds, args)
-            rows.append(row)
+            learners.append((label, partial(FTRLClassifier, **params)))
             # Prediction depends on the engine only (numba computes the weights).
-            ours.setdefault(params.get("engine", "auto"), (label, model))
+            engines.setdefault(params.get("engine", "auto"), label)
     if wanted(SGD_LABEL):
-        make = partial(SGDClassifier, loss="log_loss", random_state=0)
-        row, sgd = run_sklearn_api(SGD_LABEL, make, ds, args)
-        rows.append(row)
+        learners.append((SGD_LABEL, partial(SGDClassifier, loss="log_loss", random_state=0)))
+    rows, models = run_sklearn_api(learners, ds, args)
+    ours = {engine: (label, models[label]) for engine, label in engines.items()}
+    sgd = models.get(SGD_LABEL)
     peers = [("river", river, run_river), ("VW", vowpalwabbit, run_vw)]
     for name, module, run in [*peers, ("datatable", datatable, run_datatable)]:
         if module is not None and wanted(name):
@@ -524,7 +537,9 @@ def main():
         f"{args.chunk_size:,} rows) and converted to dicts, VW text or datatable "
         "frames beforehand. Each skftrl\nconfiguration first does one untimed "
         f"partial_fit on {WARMUP_ROWS} rows, so numba's compilation and cache load "
-        "are not timed.\npeak MB: tracemalloc peak of one extra untimed run, "
+        "are not timed.\nskftrl and SGDClassifier take turns in each repeat, so "
+        "that load on a shared machine hits them alike.\npeak MB: tracemalloc "
+        "peak of one extra untimed run, "
         "Python/numpy allocations only (n/a: C++ peers it cannot see)."
     )
     for name in datasets:
