@@ -1,11 +1,10 @@
 """Bad input: a clear error naming the problem, and the model left exactly as it was."""
 
-import copy
-
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from conftest import assert_same, snapshot
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -130,20 +129,6 @@ CASES = [
     ("predict-nan", fitted_regressor, lambda m: m.predict(with_value(np.nan)),
      ValueError, "Input X contains NaN"),
 ]
-
-
-def snapshot(model):
-    return copy.deepcopy(vars(model))
-
-
-def assert_same(before, after):
-    assert before.keys() == after.keys()
-    for name, value in before.items():
-        if isinstance(value, np.ndarray):
-            assert np.array_equal(value, after[name]), name
-            assert value.dtype == after[name].dtype, name
-        else:
-            assert value == after[name], name
 
 
 @pytest.mark.parametrize(
