@@ -47,8 +47,9 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     float64. Only the coordinates with ``|z| > l1`` are computed: in a wide
     hashed model most ``z`` are 0, so this is a few cheap passes over the
     state. A finite state gives finite weights, including where the
-    denominator is 0 (``beta = l2 = 0``, ``n = 0``), unless
-    ``sqrt(n) / learning_rate`` underflows below 1e-308.
+    denominator is 0 (``n = 0`` and ``beta / learning_rate + l2 = 0``: with
+    ``beta = l2 = 0``, or a ``beta`` so small that the quotient underflows),
+    unless ``sqrt(n) / learning_rate`` underflows below 1e-308.
     """
     z, n = np.asarray(z), np.asarray(n)
     # Flat views in the state's own memory order (Fortran for the estimators').
@@ -70,11 +71,14 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
 
 def _weights(z, sqrt_n, learning_rate, beta, l1, l2):
     """:func:`weights_from_state` given ``sqrt(n)``, which the update reuses."""
+    smallest_denominator = beta / learning_rate + l2
     denominator = sqrt_n / learning_rate
-    denominator += beta / learning_rate + l2
-    if beta == 0 and l2 == 0:
-        # The denominator is 0 only where n = 0, and there z is 0 too (or a
-        # gradient so small that its square underflowed): divide by 1.
+    denominator += smallest_denominator
+    # beta / learning_rate + l2 is 0 when beta = l2 = 0, and also when a tiny
+    # beta over the rate underflows. The denominator can then be 0, only where
+    # n = 0, and there z is 0 too (or a gradient so small that its square
+    # underflowed): divide by 1 rather than make 0 / 0.
+    if smallest_denominator == 0:
         denominator += denominator == 0
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.

@@ -27,7 +27,9 @@ def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
     """One coordinate of skftrl._kernel._weights, in the same operations."""
     denominator = sqrt_n / learning_rate
     denominator += beta / learning_rate + l2
-    if beta == 0 and l2 == 0 and denominator == 0:
+    # As in the numpy engine: 0 only where n = 0 and beta / learning_rate + l2
+    # is 0 (beta = l2 = 0, or a tiny beta over the rate underflowed).
+    if denominator == 0:
         denominator = 1.0
     if l1 > 0:
         z = z - min(max(z, -l1), l1)

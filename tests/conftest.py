@@ -60,3 +60,15 @@ def assert_same(before, after):
             assert value.dtype == after[name].dtype, name
         else:
             assert value == after[name], name
+
+
+def with_int64_indices(X):
+    """CSR ``X`` with 64-bit indices and indptr.
+
+    scipy's constructor downcasts index arrays whose values fit in 32 bits,
+    so the arrays are replaced after construction.
+    """
+    X = X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    assert X.indices.dtype == np.int64 and X.indptr.dtype == np.int64
+    return X
