@@ -100,6 +100,28 @@ def test_a_beta_so_small_that_beta_over_the_rate_underflows_gives_a_finite_state
         assert np.all(np.isfinite(model.predict(X)))
 
 
+@pytest.mark.parametrize("engine_params", ENGINE_PARAMS)
+def test_sample_weights_near_the_largest_float(a9a_head, engine_params):
+    """Weights of 1e300 and 1e308 make every gradient exceed the clipping
+    bound, so both give the same model; the state, the predictions and the
+    progressive loss (whose weight sum once overflowed to inf / inf = NaN)
+    stay finite."""
+    X, y = a9a_head
+    models = [
+        FTRLClassifier(**engine_params).partial_fit(
+            X, y, classes=[-1.0, 1.0], sample_weight=np.full(len(y), weight)
+        )
+        for weight in (1e300, 1e308)
+    ]
+    for model in models:
+        for name in STATE:
+            assert np.all(np.isfinite(getattr(model, name))), name
+        assert np.all(np.isfinite(model.predict_proba(X)))
+        assert np.all(np.isfinite(model.loss_curve_))
+    assert_same_state(*models)
+    assert models[0].loss_curve_ == models[1].loss_curve_
+
+
 # ------------------------------------------------------------------- width
 @pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
 def test_two_to_the_24_columns_with_a_few_non_zeros(engine):
