@@ -15,8 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
-from reference import ReferenceFTRL, rows_as_dicts
-from test_reference import TOLERANCE, assert_matches_reference
+from test_reference import assert_matches_reference, run_reference
 
 from skftrl import FTRLClassifier, FTRLRegressor
 
@@ -290,22 +289,11 @@ def test_sample_weights_scale_the_gradient_as_the_reference_does(problem, engine
     if weights is None:
         weights = np.ones(problem.X.shape[0])
     model = problem.learn(problem.model(engine=engine))
-    n_outputs = model.z_.shape[0]
-    params = problem.params
     loss = {"binary": "log_loss", "multiclass": "multinomial"}.get(problem.task, problem.task)
-    reference = ReferenceFTRL(
-        n_outputs,
-        loss=loss,
-        alpha=params["learning_rate"],
-        beta=params["beta"],
-        l1=params["l1"],
-        l2=params["l2"],
-        fit_intercept=params["fit_intercept"],
-        epsilon=params.get("epsilon", 0.1),
+    reference, rows = run_reference(
+        problem.X, problem.kernel_targets(), weights, model.z_.shape[0],
+        dict(problem.params, loss=loss),
     )
-    rows = rows_as_dicts(problem.X.indptr, problem.X.indices, problem.X.data)
-    for x, target, weight in zip(rows, problem.kernel_targets(), weights):
-        reference.learn_one(x, target, weight)
     assert_matches_reference(model, reference, rows, problem.X.shape[1])
 
 
