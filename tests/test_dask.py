@@ -84,9 +84,9 @@ def assert_same_state(got, expected):
         assert np.array_equal(getattr(got, name), getattr(expected, name)), name
 
 
-def ran_on_workers(stream, client, prefix):
-    """Whether tasks whose key starts with ``prefix`` ran on the cluster's workers."""
-    workers = {task["worker"] for task in stream.data if str(task["key"]).startswith(prefix)}
+def ran_on_workers(stream, client, name):
+    """Whether tasks whose key holds ``name`` ran, all on the cluster's workers."""
+    workers = {task["worker"] for task in stream.data if name in str(task["key"])}
     return bool(workers) and workers <= set(client.scheduler_info()["workers"])
 
 
@@ -103,7 +103,7 @@ def test_incremental_over_a_dask_array_equals_partial_fit_over_its_chunks(
 
     with distributed.get_task_stream(client) as stream:
         incremental = fit_incremental(X_dask, y_dask)
-    assert ran_on_workers(stream, client, "('fit-")
+    assert ran_on_workers(stream, client, "fit-")  # dask-ml's partial_fit tasks
 
     bounds = np.cumsum((0,) + X_dask.chunks[0])
     slices = [slice(start, stop) for start, stop in zip(bounds[:-1], bounds[1:])]
