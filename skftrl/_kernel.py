@@ -33,6 +33,11 @@ MAX_ABS_GRADIENT_FLOAT32 = 1e15
 
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
+# The smallest positive float32. A float32 state stores a positive n as at
+# least this: n below it would round to 0 while z kept the gradient
+# (|g| < 2.6e-23), and with beta / learning_rate + l2 tiny but not 0, z over
+# that tiny denominator overflowed float32 and made the state inf and NaN.
+SMALLEST_N_FLOAT32 = float(np.finfo(np.float32).smallest_subnormal)
 
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
 
@@ -149,13 +154,16 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
 
 
-def _update_coordinates(z, n, sqrt_n, weights, gradient, squared, learning_rate):
+def _update_coordinates(
+    z, n, sqrt_n, weights, gradient, squared, learning_rate, smallest_n=0.0
+):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
     ``z``, ``n``, ``sqrt_n = sqrt(n)`` and ``weights`` are the coordinates'
     state and current weights, of the same shape as ``gradient``; ``squared``
     is the gradient's square (for a mini-batch, the sum of the rows' squared
-    gradients, ``Q``). Returns the new ``(z, n)``.
+    gradients, ``Q``). Returns the new ``(z, n)``; where ``squared > 0``, the
+    new ``n`` is at least ``smallest_n`` (see :func:`smallest_stored_n`).
     ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
     ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation.
     """
@@ -172,12 +180,20 @@ def _update_coordinates(z, n, sqrt_n, weights, gradient, squared, learning_rate)
     sigma_times_weights *= weights
     new_z = z + gradient
     new_z -= sigma_times_weights
+    # One reduction per call in the float32 case; the mask only when needed.
+    if smallest_n and new_n.size and new_n.min() < smallest_n:
+        new_n[(squared > 0) & (new_n < smallest_n)] = smallest_n
     return new_z, new_n
 
 
 def max_abs_gradient(state_dtype):
     """The clipping bound of per-coordinate gradients for a state of this dtype."""
     return MAX_ABS_GRADIENT_FLOAT32 if state_dtype == np.float32 else MAX_ABS_GRADIENT
+
+
+def smallest_stored_n(state_dtype):
+    """The least positive n a state of this dtype stores (0: no bound)."""
+    return SMALLEST_N_FLOAT32 if state_dtype == np.float32 else 0.0
 
 
 def _clip_gradient(gradient, bound):
@@ -273,6 +289,7 @@ def ftrl_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    smallest_n = smallest_stored_n(z.dtype)
     largest_value = float(np.abs(data).max()) if data.size else 0.0
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
@@ -301,7 +318,8 @@ def ftrl_pass(
             if max(map(abs, derivative_list)) * largest_value > bound:
                 _clip_gradient(gradient, bound)
             z_by_feature[columns], n_by_feature[columns] = _update_coordinates(
-                z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate
+                z_row, n_row, sqrt_n_row, w_row, gradient, gradient * gradient, learning_rate,
+                smallest_n,
             )
             if fit_intercept:
                 clipped = [min(max(d_k, -bound), bound) for d_k in derivative_list]
@@ -352,6 +370,7 @@ def ftrl_minibatch_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    smallest_n = smallest_stored_n(z.dtype)
     n_outputs = z.shape[0]
     output_offsets = np.arange(n_outputs)
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
@@ -421,7 +440,8 @@ def ftrl_minibatch_pass(
             gradient *= gradient
             squared_sum = np.add.reduceat(gradient, group_starts, axis=0)
             z_by_feature[touched], n_by_feature[touched] = _update_coordinates(
-                z_touched, n_state, sqrt_n, w_touched, gradient_sum, squared_sum, learning_rate
+                z_touched, n_state, sqrt_n, w_touched, gradient_sum, squared_sum, learning_rate,
+                smallest_n,
             )
             if fit_intercept:
                 derivative = _clip_gradient(derivative, bound)

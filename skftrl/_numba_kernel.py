@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernel import LOSSES, MAX_EXP_MARGIN, TINY, max_abs_gradient
+from ._kernel import LOSSES, MAX_EXP_MARGIN, TINY, max_abs_gradient, smallest_stored_n
 
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
@@ -37,13 +37,16 @@ def _weight(z, sqrt_n, learning_rate, beta, l1, l2):
 
 
 @njit(cache=True, error_model="numpy")
-def _update(z, n, sqrt_n, weight, gradient, learning_rate):
+def _update(z, n, sqrt_n, weight, gradient, learning_rate, smallest_n):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
     new_n = n + squared
     denominator = (math.sqrt(new_n) + sqrt_n) * learning_rate
     denominator = max(denominator, TINY)
-    return z + gradient - squared / denominator * weight, new_n
+    new_z = z + gradient - squared / denominator * weight
+    if squared > 0 and new_n < smallest_n:
+        new_n = smallest_n
+    return new_z, new_n
 
 
 @njit(cache=True, error_model="numpy")
@@ -93,6 +96,7 @@ def _pass(
     fit_intercept,
     epsilon,
     bound,
+    smallest_n,
     margins,
 ):
     n_outputs = z_by_feature.shape[1]
@@ -140,6 +144,7 @@ def _pass(
                     row_weights[j - start, k],
                     _clip(data[j] * derivative[k], bound),
                     learning_rate,
+                    smallest_n,
                 )
         if fit_intercept:
             for k in range(n_outputs):
@@ -150,6 +155,7 @@ def _pass(
                     intercept_weights[k],
                     _clip(derivative[k], bound),
                     learning_rate,
+                    0.0,  # the intercept's state is float64
                 )
 
 
@@ -190,6 +196,7 @@ def ftrl_pass(
         bool(fit_intercept),
         float(epsilon),
         max_abs_gradient(z.dtype),
+        smallest_stored_n(z.dtype),
         margins,
     )
     return margins

@@ -102,6 +102,33 @@ def test_a_beta_so_small_that_beta_over_the_rate_underflows_gives_a_finite_state
         assert np.all(np.isfinite(model.predict(X)))
 
 
+@pytest.mark.parametrize(
+    "engine",
+    ["numpy", pytest.param("numba", marks=needs_numba), pytest.param("batch", id="batch_size=4")],
+)
+@pytest.mark.parametrize("beta, l2", [(0.0, 1e-60), (1e-60, 0.0), (0.0, 1e-110)])
+@pytest.mark.parametrize("weight", [3e-45, 1e-30])
+def test_float32_state_with_tiny_gradients_and_a_tiny_denominator(engine, beta, l2, weight):
+    """Regression (found by hypothesis): gradients below 2.6e-23 have squares
+    that round to 0 in float32, so n stayed 0 while z moved; with beta /
+    learning_rate + l2 tiny but not 0, z over it overflowed float32 and the
+    state became inf, then NaN. A positive n is now stored as at least the
+    smallest float32, so the weight stays z / sqrt(n)-sized."""
+    params = dict(batch_size=4) if engine == "batch" else dict(engine=engine)
+    X = np.array([[1.0, 2.0], [1.0, 1.0], [3.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
+    weights = np.full(5, weight)
+    for model in (
+        FTRLRegressor(loss="huber", epsilon=1.0, beta=beta, l2=l2, dtype=np.float32, **params)
+        .partial_fit(X, [1.0, 0.0, 0.0, 0.0, 0.0], sample_weight=weights),
+        FTRLClassifier(beta=beta, l2=l2, dtype=np.float32, **params)
+        .partial_fit(X, [1, 0, 0, 0, 0], classes=[0, 1], sample_weight=weights),
+    ):
+        for name in STATE:
+            assert np.all(np.isfinite(getattr(model, name))), name
+        assert np.all(model.n_ > 0)  # every coordinate received a gradient
+        assert np.all(np.abs(model.coef_) <= model.learning_rate)
+
+
 @pytest.mark.parametrize("engine_params", ENGINE_PARAMS)
 def test_sample_weights_near_the_largest_float(a9a_head, engine_params):
     """Weights of 1e300 and 1e308 make every gradient exceed the clipping
