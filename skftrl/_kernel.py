@@ -62,7 +62,9 @@ def weights_from_state(z, n, learning_rate, beta, l1, l2):
     flat_z = z.reshape(-1, order=order)
     flat_n = np.asarray(n, order=order).reshape(-1, order=order)
     weights = np.zeros(z.shape, dtype=np.float64, order=order)
-    active = np.flatnonzero(np.abs(flat_z) > l1)
+    # An l1 beyond float32's range would overflow (and warn) when compared
+    # with a float32 state; no finite z exceeds the largest float anyway.
+    active = np.flatnonzero(np.abs(flat_z) > min(l1, float(np.finfo(flat_z.dtype).max)))
     weights.reshape(-1, order=order)[active] = _weights(
         flat_z[active].astype(np.float64),
         np.sqrt(flat_n[active].astype(np.float64)),

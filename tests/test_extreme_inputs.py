@@ -151,6 +151,36 @@ def test_sample_weights_near_the_largest_float(a9a_head, engine_params):
     assert models[0].loss_curve_ == models[1].loss_curve_
 
 
+@pytest.mark.parametrize("engine_params", ENGINE_PARAMS)
+@pytest.mark.parametrize(
+    "hyper",
+    [
+        {"learning_rate": 1e300},
+        {"learning_rate": 1e300, "beta": 0.0},
+        {"learning_rate": 1e-300},
+        {"beta": 1e300},
+        {"l1": 1e300},
+        {"l2": 1e300},
+    ],
+    ids=lambda hyper: ",".join(f"{key}={value:g}" for key, value in hyper.items()),
+)
+def test_extreme_hyper_parameters_give_a_finite_model(a9a_head, engine_params, hyper):
+    """Hyper-parameters at the ends of their ranges (infinite ones are
+    rejected, see tests/test_bad_input.py) still give a finite state,
+    predictions and progressive loss."""
+    X, y = a9a_head
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow or 0/0 inside
+        model = FTRLClassifier(**hyper, **engine_params).partial_fit(X, y, classes=[-1.0, 1.0])
+        probabilities = model.predict_proba(X)
+    for name in STATE:
+        assert np.all(np.isfinite(getattr(model, name))), name
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(probabilities))
+    assert np.all(np.isfinite(model.loss_curve_))
+    if "l1" in hyper:
+        assert np.all(model.coef_ == 0)  # |z| never reaches 1e300
+
+
 # ------------------------------------------------------------------- width
 @pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
 def test_two_to_the_24_columns_with_a_few_non_zeros(engine):
