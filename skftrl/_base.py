@@ -277,13 +277,16 @@ class BaseFTRL(BaseEstimator):
         margins = self._pass(X, targets, sample_weight, rows)
         loss, epsilon = self._kernel_loss()
         weights = sample_weight[rows]
-        total_weight = weights.sum()
+        largest_weight = weights.max()
         # All-zero weights (possible through class_weight) learn nothing.
-        if total_weight == 0:
+        if largest_weight == 0:
             pass_loss = 0.0
         else:
+            # Weights relative to the largest, so that their sums cannot
+            # overflow (weights near 1e308 would give inf / inf).
+            weights = weights / largest_weight
             row_losses = loss_value(loss, margins, targets[rows], epsilon)
-            pass_loss = float(row_losses @ weights / total_weight)
+            pass_loss = float(row_losses @ weights / weights.sum())
         # Appended last, so that an error earlier leaves the list as it was.
         self.loss_curve_.append(pass_loss)
         return pass_loss

@@ -36,6 +36,11 @@ FLOAT64 = np.dtype(np.float64)
 
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
+# The smallest positive float32. A float32 state stores a positive n as at
+# least this: n below it would round to 0 while z kept the gradient
+# (|g| < 2.6e-23), and with beta / learning_rate + l2 tiny but not 0, z over
+# that tiny denominator overflowed float32 and made the state inf and NaN.
+SMALLEST_N_FLOAT32 = float(np.finfo(np.float32).smallest_subnormal)
 
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
 # Their codes, for the per-row passes that work on one float at a time.
@@ -76,8 +81,9 @@ def weights_from_state(
     float64. Only the coordinates with ``|z| > l1`` are computed: in a wide
     hashed model most ``z`` are 0, so this is a few cheap passes over the
     state. A finite state gives finite weights, including where the
-    denominator is 0 (``beta = l2 = 0``, ``n = 0``), unless
-    ``sqrt(n) / learning_rate`` underflows below 1e-308.
+    denominator is 0 (``n = 0`` and ``beta / learning_rate + l2 = 0``: with
+    ``beta = l2 = 0``, or a ``beta`` so small that the quotient underflows),
+    unless ``sqrt(n) / learning_rate`` underflows below 1e-308.
     """
     z, n = np.asarray(z), np.asarray(n)
     # Flat views in the state's own memory order (Fortran for the estimators').
@@ -86,7 +92,10 @@ def weights_from_state(
     flat_n = np.asarray(n, order=order).reshape(-1, order=order)
     weights = np.zeros(z.shape, dtype=np.float64, order=order)
     # w = 0 exactly where z = 0: without L1, that comparison alone is cheaper.
-    active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > l1)
+    # An l1 beyond float32's range would overflow (and warn) when compared
+    # with a float32 state; no finite z exceeds the largest float anyway.
+    threshold = min(l1, float(np.finfo(flat_z.dtype).max))
+    active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > threshold)
     weights.reshape(-1, order=order)[active] = _weights(
         flat_z[active].astype(np.float64, copy=False),
         rate_root(flat_n[active].astype(np.float64, copy=False), learning_rate_power),
@@ -116,14 +125,17 @@ def _weights(z, root_n, learning_rate, beta, l1, l2):
     ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
     exact negation of the formula's and the weights are identical.
     """
+    smallest_denominator = beta / learning_rate + l2
     negated_rate, negated_offset, lower, upper = _as_arrays(
-        -learning_rate, -(beta / learning_rate + l2), -l1, l1
+        -learning_rate, -smallest_denominator, -l1, l1
     )
     negated_denominator = root_n / negated_rate
     negated_denominator += negated_offset
-    if beta == 0 and l2 == 0:
-        # The denominator is 0 only where n = 0, and there z is 0 too (or a
-        # gradient so small that its square underflowed): divide by 1.
+    # beta / learning_rate + l2 is 0 when beta = l2 = 0, and also when a tiny
+    # beta over the rate underflows. The denominator can then be 0, only where
+    # n = 0, and there z is 0 too (or a gradient so small that its square
+    # underflowed): divide by 1 rather than make 0 / 0.
+    if smallest_denominator == 0:
         negated_denominator -= negated_denominator == 0
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
@@ -213,14 +225,16 @@ def loss_value(loss, margins, targets, epsilon=0.1):
 
 
 def _update_coordinates(
-    z, n, root_n, weights, gradient, squared, learning_rate, learning_rate_power
+    z, n, root_n, weights, gradient, squared, learning_rate, learning_rate_power, smallest_n=0.0
 ):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
     ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the
     coordinates' state and current weights, of the same shape as
     ``gradient``; ``squared`` is the gradient's square (for a mini-batch, the
-    sum of the rows' squared gradients, ``Q``). Returns the new ``(z, n)``.
+    sum of the rows' squared gradients, ``Q``). Returns the new ``(z, n)``;
+    where ``squared > 0``, the new ``n`` is at least ``smallest_n`` (see
+    :func:`smallest_stored_n`).
     ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
     ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
@@ -244,7 +258,15 @@ def _update_coordinates(
     sigma_times_weights *= weights
     new_z = z + gradient
     new_z -= sigma_times_weights
+    # One reduction per call in the float32 case; the mask only when needed.
+    if smallest_n and new_n.size and new_n.min() < smallest_n:
+        new_n[(squared > 0) & (new_n < smallest_n)] = smallest_n
     return new_z, new_n
+
+
+def smallest_stored_n(state_dtype):
+    """The least positive n a state of this dtype stores (0: no bound)."""
+    return SMALLEST_N_FLOAT32 if state_dtype == np.float32 else 0.0
 
 
 def _largest_loss_derivative(loss, epsilon):
@@ -404,6 +426,7 @@ def ftrl_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    smallest_n = smallest_stored_n(z.dtype)
     largest_value = float(np.abs(data).max()) if data.size else 0.0
     n_outputs = z.shape[0]
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
@@ -442,6 +465,7 @@ def ftrl_pass(
                 gradient * gradient,
                 learning_rate,
                 learning_rate_power,
+                smallest_n,
             )
             if fit_intercept:
                 clipped = [min(max(d_k, -bound), bound) for d_k in derivative_list]
@@ -488,6 +512,7 @@ def _single_output_pass(
     targets_list, weights_list = targets.tolist(), sample_weight.tolist()
     loss_code = LOSSES.index(loss)
     bound = max_abs_gradient(z.dtype)
+    smallest_n = smallest_stored_n(z.dtype)
     largest_value = float(np.abs(data).max()) if data.size else 0.0
     margins = []
     intercept_z, intercept_n = float(z_intercept[0]), float(n_intercept[0])
@@ -525,6 +550,7 @@ def _single_output_pass(
                 gradient * gradient,
                 learning_rate,
                 learning_rate_power,
+                smallest_n,
             )
             if fit_intercept:
                 clipped = min(max(derivative, -bound), bound)
@@ -577,6 +603,7 @@ def ftrl_minibatch_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    smallest_n = smallest_stored_n(z.dtype)
     # Inputs of the gradients: the row's values, and 1 for the intercept.
     largest_input = max(float(np.abs(data).max()) if data.size else 0.0, 1.0)
     # Gradients never need clipping when the loss's derivative is bounded
@@ -671,6 +698,7 @@ def ftrl_minibatch_pass(
                 squared_sum,
                 learning_rate,
                 learning_rate_power,
+                smallest_n,
             )
             if fit_intercept:
                 if clip:

@@ -23,6 +23,7 @@ from ._kernel import (
     TINY,
     max_abs_gradient,
     scalar_loss_derivative,
+    smallest_stored_n,
 )
 
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
@@ -50,7 +51,9 @@ def _weight(z, root_n, learning_rate, beta, l1, l2):
     """One coordinate of skftrl._kernel._weights, in the same operations."""
     denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
-    if beta == 0 and l2 == 0 and denominator == 0:
+    # As in the numpy engine: 0 only where n = 0 and beta / learning_rate + l2
+    # is 0 (beta = l2 = 0, or a tiny beta over the rate underflowed).
+    if denominator == 0:
         denominator = 1.0
     if l1 > 0:
         z = z - min(max(z, -l1), l1)
@@ -58,7 +61,7 @@ def _weight(z, root_n, learning_rate, beta, l1, l2):
 
 
 @njit(cache=True, error_model="numpy")
-def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power):
+def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power, smallest_n):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
     new_n = n + squared
@@ -67,7 +70,10 @@ def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power):
         sigma = squared / max(denominator, TINY)
     else:
         sigma = (_rate_root(new_n, learning_rate_power) - root_n) / learning_rate
-    return z + gradient - sigma * weight, new_n
+    new_z = z + gradient - sigma * weight
+    if squared > 0 and new_n < smallest_n:
+        new_n = smallest_n
+    return new_z, new_n
 
 
 @njit(cache=True, error_model="numpy")
@@ -122,6 +128,7 @@ def _pass_single_output(
     epsilon,
     learning_rate_power,
     bound,
+    smallest_n,
     margins,
 ):
     """_pass for one output (binary and regression models), z and n of shape (F,).
@@ -169,6 +176,7 @@ def _pass_single_output(
                 _clip(data[j] * derivative, bound),
                 learning_rate,
                 learning_rate_power,
+                smallest_n,
             )
         if fit_intercept:
             z_intercept[0], n_intercept[0] = _update(
@@ -179,6 +187,7 @@ def _pass_single_output(
                 _clip(derivative, bound),
                 learning_rate,
                 learning_rate_power,
+                0.0,  # the intercept's state is float64
             )
 
 
@@ -203,6 +212,7 @@ def _pass(
     epsilon,
     learning_rate_power,
     bound,
+    smallest_n,
     margins,
 ):
     n_outputs = z_by_feature.shape[1]
@@ -256,6 +266,7 @@ def _pass(
                     _clip(data[j] * derivative[k], bound),
                     learning_rate,
                     learning_rate_power,
+                    smallest_n,
                 )
         if fit_intercept:
             for k in range(n_outputs):
@@ -267,6 +278,7 @@ def _pass(
                     _clip(derivative[k], bound),
                     learning_rate,
                     learning_rate_power,
+                    0.0,  # the intercept's state is float64
                 )
 
 
@@ -348,6 +360,7 @@ def ftrl_pass(
         float(epsilon),
         None if learning_rate_power == PAPER_LEARNING_RATE_POWER else float(learning_rate_power),
         max_abs_gradient(z.dtype),
+        smallest_stored_n(z.dtype),
         margins_kernel,
     )
     return margins

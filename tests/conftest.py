@@ -1,10 +1,33 @@
 """Fixtures shared by the tests."""
 
+import copy
 import importlib.util
 
+import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 HAS_NUMBA = importlib.util.find_spec("numba") is not None
+
+# Hypothesis (tests/test_properties.py). "ci", the default, is fixed: a set
+# number of examples, derandomized so that every run draws the same ones (a
+# failure reproduces), no deadline on a shared machine, no example database
+# written to the work tree. "deep" explores more, at random:
+#     python -m pytest tests/test_properties.py --hypothesis-profile=deep
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    # The engine fixture only names an engine: nothing to reset between examples.
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "deep", parent=settings.get_profile("ci"), max_examples=2000, derandomize=False
+)
+settings.load_profile("ci")
 
 
 @pytest.fixture(
@@ -21,3 +44,31 @@ HAS_NUMBA = importlib.util.find_spec("numba") is not None
 def engine(request):
     """Each engine of the exact per-row algorithm."""
     return request.param
+
+
+def snapshot(model):
+    """A deep copy of everything the model holds: parameters, state, attributes."""
+    return copy.deepcopy(vars(model))
+
+
+def assert_same(before, after):
+    """Two snapshots are equal: same attributes, arrays equal with the same dtype."""
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, after[name]), name
+            assert value.dtype == after[name].dtype, name
+        else:
+            assert value == after[name], name
+
+
+def with_int64_indices(X):
+    """CSR ``X`` with 64-bit indices and indptr.
+
+    scipy's constructor downcasts index arrays whose values fit in 32 bits,
+    so the arrays are replaced after construction.
+    """
+    X = X.copy()
+    X.indices, X.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    assert X.indices.dtype == np.int64 and X.indptr.dtype == np.int64
+    return X

@@ -20,7 +20,10 @@ def _weight(z, n, alpha, beta, l1, l2, power=-0.5):
 
 
 def _sigmoid(m):
-    return 1.0 / (1.0 + math.exp(-m))
+    # Each side in the form whose exp() cannot overflow (ftrl-math.md: stable sigmoid).
+    if m >= 0:
+        return 1.0 / (1.0 + math.exp(-m))
+    return math.exp(m) / (1.0 + math.exp(m))
 
 
 def _derivatives(loss, margins, y, epsilon):

@@ -1,11 +1,12 @@
 """Bad input: a clear error naming the problem, and the model left exactly as it was."""
 
-import copy
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from conftest import assert_same, snapshot
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -139,21 +140,44 @@ CASES = [
      ValueError, "X has 3 features, but FTRLClassifier is expecting 5 features"),
     ("predict-nan", fitted_regressor, lambda m: m.predict(with_value(np.nan)),
      ValueError, "Input X contains NaN"),
+    ("three-dimensional-X", fitted_classifier, lambda m: m.partial_fit(X[:, :, None], Y_CLASS),
+     ValueError, "Found array with dim 3"),
+    ("two-dimensional-y", fitted_regressor,
+     lambda m: m.partial_fit(X, np.column_stack([Y_REG, Y_REG])),
+     ValueError, r"y should be a 1d array, got an array of shape \(30, 2\)"),
+    ("two-dimensional-sample-weight", fitted_classifier,
+     lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.ones((30, 1))),
+     ValueError, "Sample weights must be 1D array or scalar"),
+    ("string-sample-weight", fitted_regressor,
+     lambda m: m.partial_fit(X, Y_REG, sample_weight=np.full(30, "heavy")),
+     ValueError, "could not convert string to float"),
+    ("none-in-object-X", fitted_classifier,
+     lambda m: m.partial_fit(np.where(X > 1, None, X).astype(object), Y_CLASS),
+     ValueError, "Input X contains NaN"),
+    ("inf-in-sparse-X-predict", fitted_classifier,
+     lambda m: m.predict_proba(with_value(-np.inf, sparse=True)),
+     ValueError, "Input X contains infinity"),
+    ("unseen-label-in-warm-start-fit", lambda: fitted_classifier().set_params(warm_start=True),
+     lambda m: m.fit(X, np.where(Y_REG > 2, "c", "a")),
+     ValueError, r"y contains labels not in classes: \['c'\]"),
+    ("duplicated-single-class", FTRLClassifier,
+     lambda m: m.partial_fit(X, np.full(30, "a"), classes=["a", "a"]),
+     ValueError, "at least 2 classes"),
+    ("infinite-learning-rate", lambda: fitted_regressor().set_params(learning_rate=np.inf),
+     lambda m: m.partial_fit(X, Y_REG),
+     InvalidParameterError, "The 'learning_rate' parameter of FTRLRegressor must be"),
+    ("float16-state", lambda: fitted_classifier().set_params(dtype=np.float16),
+     lambda m: m.fit(X, Y_CLASS),
+     InvalidParameterError, "The 'dtype' parameter of FTRLClassifier must be"),
+    ("numba-with-mini-batches-first-call",
+     lambda: FTRLClassifier(engine="numba", batch_size=8),
+     lambda m: m.partial_fit(X, Y_CLASS, classes=["a", "b"]),
+     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
+    ("numba-with-mini-batches-fitted",
+     lambda: fitted_regressor().set_params(engine="numba", batch_size=8),
+     lambda m: m.partial_fit(X, Y_REG),
+     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
 ]
-
-
-def snapshot(model):
-    return copy.deepcopy(vars(model))
-
-
-def assert_same(before, after):
-    assert before.keys() == after.keys()
-    for name, value in before.items():
-        if isinstance(value, np.ndarray):
-            assert np.array_equal(value, after[name]), name
-            assert value.dtype == after[name].dtype, name
-        else:
-            assert value == after[name], name
 
 
 @pytest.mark.parametrize(
@@ -176,3 +200,24 @@ def test_model_still_learns_after_a_rejected_batch():
     reference.partial_fit(X, Y_CLASS)
     assert np.array_equal(model.z_, reference.z_)
     assert np.array_equal(model.n_, reference.n_)
+
+
+@pytest.mark.parametrize("make", [FTRLClassifier, fitted_classifier], ids=["first-call", "fitted"])
+def test_numba_engine_without_numba_changes_nothing(make, monkeypatch):
+    """engine="numba" when numba cannot be imported: the ImportError says how
+    to install it, and the model (fresh or fitted) is left as it was."""
+    import skftrl
+    from skftrl._base import _import_numba_kernel
+
+    model = make().set_params(engine="numba")
+    monkeypatch.setitem(sys.modules, "skftrl._numba_kernel", None)  # its import fails
+    monkeypatch.delattr(skftrl, "_numba_kernel", raising=False)
+    # The outcome of the import is cached per process: forget it before and after.
+    _import_numba_kernel.cache_clear()
+    try:
+        before = snapshot(model)
+        with pytest.raises(ImportError, match=r"pip install 'skftrl\[fast\]'"):
+            model.partial_fit(X, Y_CLASS, classes=["a", "b"])
+        assert_same(before, snapshot(model))
+    finally:
+        _import_numba_kernel.cache_clear()

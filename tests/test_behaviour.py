@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA
+from conftest import HAS_NUMBA, with_int64_indices
 from numpy.testing import assert_allclose
 from scipy.special import expit
 from sklearn.base import clone
@@ -45,9 +45,7 @@ def assert_same_state(a, b):
         lambda X: pd.DataFrame(X.toarray(), columns=[f"c{i}" for i in range(X.shape[1])]),
         lambda X: X.astype(np.float32),
         lambda X: X.toarray().astype(np.float32),
-        lambda X: sp.csr_matrix(
-            (X.data, X.indices.astype(np.int64), X.indptr.astype(np.int64)), shape=X.shape
-        ),
+        with_int64_indices,
     ],
     ids=["dense", "csc", "coo", "csr_array", "dataframe", "float32-csr", "float32-dense", "int64-indices"],
 )
