@@ -297,14 +297,14 @@ class BaseFTRL(BaseEstimator):
         Stratified by class for classifiers; raises a ValueError naming the
         problem when either set would be empty.
         """
-        splitter = StratifiedShuffleSplit if is_classifier(self) else ShuffleSplit
-        cv = splitter(test_size=self.validation_fraction, random_state=random_state)
         n_rows = len(targets)
         if n_rows < 2:
             raise ValueError(
                 f"early_stopping needs at least 2 samples to split off a "
                 f"validation set; got n_samples={n_rows}."
             )
+        splitter = StratifiedShuffleSplit if is_classifier(self) else ShuffleSplit
+        cv = splitter(test_size=self.validation_fraction, random_state=random_state)
         training_rows, validation_rows = next(cv.split(np.zeros((n_rows, 1)), targets))
         # In their original order, which fit keeps when shuffle=False.
         return np.sort(training_rows), np.sort(validation_rows)

@@ -165,19 +165,25 @@ LOSSES = ["log_loss", "multinomial", "squared_error", "huber", "poisson"]
 def test_mini_batches_match_the_reference_batch_rule(loss, batch_size, hyper):
     X, y, targets, sw = make_problem(loss, 80, seed=4)
     est = make_estimator(loss, batch_size=batch_size, **hyper)
-    n_outputs = 3 if loss == "multinomial" else 1
+    assert_batches_match_reference(est, loss, X, y, targets, sw, batch_size, hyper)
+
+
+def assert_batches_match_reference(est, loss, X, y, targets, sw, batch_size, hyper, **options):
+    """Stream X through ``est.partial_fit`` in chunks(), and the reference's
+    batch rule over the same batches (which never span two calls); compare.
+    ``options`` go to ReferenceFTRL (power, n_initial)."""
     ref = ReferenceFTRL(
-        n_outputs,
+        3 if loss == "multinomial" else 1,
         loss=loss,
         alpha=hyper["learning_rate"],
         beta=hyper["beta"],
         l1=hyper["l1"],
         l2=hyper["l2"],
         fit_intercept=hyper["fit_intercept"],
+        **options,
     )
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
-    # Batches never span two partial_fit calls.
-    for part in chunks(80):
+    for part in chunks(X.shape[0]):
         kwargs = {"classes": np.unique(y)} if isinstance(est, FTRLClassifier) else {}
         est.partial_fit(X[part], y[part], sample_weight=sw[part], **kwargs)
         for first in range(part.start, part.stop, batch_size):
@@ -323,26 +329,18 @@ def test_learning_rate_power_and_initial_accumulator_match_the_reference(
     X, y, targets, sw = make_problem(loss, 50, seed=6)
     hyper = HYPER[1]
     est = make_estimator(loss, batch_size=batch_size, engine=engine, **hyper, **variant)
-    n_outputs = 3 if loss == "multinomial" else 1
-    ref = ReferenceFTRL(
-        n_outputs,
-        loss=loss,
-        alpha=hyper["learning_rate"],
-        beta=hyper["beta"],
-        l1=hyper["l1"],
-        l2=hyper["l2"],
-        fit_intercept=hyper["fit_intercept"],
+    assert_batches_match_reference(
+        est,
+        loss,
+        X,
+        y,
+        targets,
+        sw,
+        batch_size,
+        hyper,
         power=variant["learning_rate_power"],
         n_initial=variant["initial_accumulator_value"],
     )
-    rows = rows_as_dicts(X.indptr, X.indices, X.data)
-    for part in chunks(50):
-        kwargs = {"classes": np.unique(y)} if isinstance(est, FTRLClassifier) else {}
-        est.partial_fit(X[part], y[part], sample_weight=sw[part], **kwargs)
-        for first in range(part.start, part.stop, batch_size):
-            batch = slice(first, min(first + batch_size, part.stop))
-            ref.learn_batch(rows[batch], targets[batch], sw[batch])
-    assert_matches_reference(est, ref, rows, N_FEATURES)
 
 
 def test_initial_accumulator_value_is_where_n_starts_and_zero_power_is_a_constant_rate():
