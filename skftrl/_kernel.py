@@ -68,6 +68,23 @@ def _rate_root_scalar(n, learning_rate_power):
     return n ** -learning_rate_power
 
 
+def flat_state_and_weights(z, n):
+    """Flat views of ``z`` and ``n``, and zero weights of their shape with a flat view.
+
+    The views follow the state's own memory order (Fortran for the
+    estimators'), so that none of them copies.
+    """
+    z, n = np.asarray(z), np.asarray(n)
+    order = "F" if np.isfortran(z) else "C"
+    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    return (
+        z.reshape(-1, order=order),
+        np.asarray(n, order=order).reshape(-1, order=order),
+        weights,
+        weights.reshape(-1, order=order),
+    )
+
+
 def weights_from_state(
     z, n, learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER
 ):
@@ -85,18 +102,13 @@ def weights_from_state(
     ``beta = l2 = 0``, or a ``beta`` so small that the quotient underflows),
     unless ``sqrt(n) / learning_rate`` underflows below 1e-308.
     """
-    z, n = np.asarray(z), np.asarray(n)
-    # Flat views in the state's own memory order (Fortran for the estimators').
-    order = "F" if np.isfortran(z) else "C"
-    flat_z = z.reshape(-1, order=order)
-    flat_n = np.asarray(n, order=order).reshape(-1, order=order)
-    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    flat_z, flat_n, weights, flat_weights = flat_state_and_weights(z, n)
     # w = 0 exactly where z = 0: without L1, that comparison alone is cheaper.
     # An l1 beyond float32's range would overflow (and warn) when compared
     # with a float32 state; no finite z exceeds the largest float anyway.
     threshold = min(l1, float(np.finfo(flat_z.dtype).max))
     active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > threshold)
-    weights.reshape(-1, order=order)[active] = _weights(
+    flat_weights[active] = _weights(
         flat_z[active].astype(np.float64, copy=False),
         rate_root(flat_n[active].astype(np.float64, copy=False), learning_rate_power),
         learning_rate,

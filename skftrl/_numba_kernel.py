@@ -21,6 +21,7 @@ from ._kernel import (
     PAPER_LEARNING_RATE_POWER,
     SQUARED_ERROR,
     TINY,
+    flat_state_and_weights,
     max_abs_gradient,
     scalar_loss_derivative,
     smallest_stored_n,
@@ -36,6 +37,13 @@ from ._kernel import (
 # numba then removes the `is None` branches when it compiles, and the inner
 # loops keep only sqrt. Testing the float's value instead costs a third of the
 # speed, as the branch stays in every coordinate's update.
+
+
+def _compiled_power(learning_rate_power):
+    """The kernels' ``learning_rate_power``: None for the paper's -0.5 (see above)."""
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return None
+    return float(learning_rate_power)
 
 
 @njit(cache=True, error_model="numpy")
@@ -300,19 +308,16 @@ def weights_from_state(
     that pass over every coordinate costs as much as the sparse product, and
     numpy needs several (a mask, gathers, arithmetic, a scatter).
     """
-    z, n = np.asarray(z), np.asarray(n)
-    # Flat views in the state's own memory order (Fortran for the estimators').
-    order = "F" if np.isfortran(z) else "C"
-    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    flat_z, flat_n, weights, flat_weights = flat_state_and_weights(z, n)
     _flat_weights(
-        z.reshape(-1, order=order),
-        np.asarray(n, order=order).reshape(-1, order=order),
+        flat_z,
+        flat_n,
         float(learning_rate),
         float(beta),
         float(l1),
         float(l2),
-        None if learning_rate_power == PAPER_LEARNING_RATE_POWER else float(learning_rate_power),
-        weights.reshape(-1, order=order),
+        _compiled_power(learning_rate_power),
+        flat_weights,
     )
     return weights
 
@@ -358,7 +363,7 @@ def ftrl_pass(
         float(l2),
         bool(fit_intercept),
         float(epsilon),
-        None if learning_rate_power == PAPER_LEARNING_RATE_POWER else float(learning_rate_power),
+        _compiled_power(learning_rate_power),
         max_abs_gradient(z.dtype),
         smallest_stored_n(z.dtype),
         margins_kernel,
