@@ -278,11 +278,19 @@ def csr_to_dicts(X):
     ]
 
 
+RIVER_RIVAL = "skftrl numpy b=1"
+
+
 def run_river(ds, args):
+    """river's FTRLProximal, taking turns with skftrl's per-row numpy engine on
+    the same rows; prints their speed ratio and returns river's table row."""
     n_train = min(args.peer_rows, len(ds.y_train))
     n_test = min(args.peer_rows, len(ds.y_test))  # one Python call per row here too
     train, test = csr_to_dicts(ds.X_train[:n_train]), csr_to_dicts(ds.X_test[:n_test])
     labels = ds.y_train[:n_train].astype(bool).tolist()
+    rival = dict(SKFTRL_CONFIGS)[RIVER_RIVAL]
+    make_rival = partial(FTRLClassifier, **COMMON, **rival)
+    rival_chunks = chunked(ds.X_train[:n_train], ds.y_train[:n_train], args.chunk_size)
 
     def learn():
         # river's FTRLProximal computes a weight from z before adding the row's
@@ -294,8 +302,17 @@ def run_river(ds, args):
             model.learn_one(x, y)
         return model, time.perf_counter() - began
 
-    runs = [learn() for _ in range(args.repeats)]
+    runs, rival_seconds = [], []
+    for _ in range(args.repeats):
+        runs.append(learn())
+        rival_seconds.append(partial_fit_pass(make_rival, rival_chunks)[1])
     model, speed = runs[-1][0], n_train / np.median([s for _, s in runs])
+    rival_speed = n_train / np.median(rival_seconds)
+    print(
+        f"  {RIVER_RIVAL} and river on the same {n_train:,} rows, taking turns "
+        f"{args.repeats} times: {rival_speed:,.0f} vs {speed:,.0f} rows/s, "
+        f"ratio {rival_speed / speed:.2f}"
+    )
     peak = traced_peak(learn)
     proba = [model.predict_proba_one(x)[True] for x in test]
     nnz = sum(w != 0 for key, w in model.weights.items() if key != RIVER_BIAS)

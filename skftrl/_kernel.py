@@ -519,6 +519,13 @@ def _single_output_pass(
     z, n, z_intercept, n_intercept = state
     z_row_major, n_row_major = z[0], n[0]  # views of shape (F,)
     indices, data = X.indices, X.data
+    # numpy converts an int32 index array to intp on every gather and
+    # scatter, which costs more than the gather itself: convert each row's
+    # columns once, for its four.
+    convert_columns = indices.dtype != np.intp
+    # A Python float times float64 values is float64; a float32 X needs a
+    # numpy float64 factor (NEP 50), as in the other engines.
+    float_factor = data.dtype == FLOAT64
     # Python lists: indexing them per row is faster than indexing arrays.
     indptr = X.indptr.tolist()
     targets_list, weights_list = targets.tolist(), sample_weight.tolist()
@@ -533,6 +540,8 @@ def _single_output_pass(
         for row in rows.tolist():
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
+            if convert_columns:
+                columns = columns.astype(np.intp)
             values = data[start:end]
             z_row = _gather(z_row_major, columns)
             n_row = _gather(n_row_major, columns)
@@ -541,15 +550,14 @@ def _single_output_pass(
             w_intercept = _intercept_weight(
                 intercept_z, intercept_n, learning_rate, beta, learning_rate_power
             )
-            margin = float(values @ w_row) + w_intercept
+            # np.dot costs less than the @ operator on a few values.
+            margin = float(np.dot(values, w_row)) + w_intercept
             margins.append(margin)
 
             derivative = weights_list[row] * scalar_loss_derivative(
                 loss_code, margin, targets_list[row], epsilon
             )
-            # A numpy float64, not a Python float: a float32 X would otherwise
-            # give a float32 gradient (NEP 50), where the other engines use float64.
-            gradient = values * np.float64(derivative)
+            gradient = values * (derivative if float_factor else np.float64(derivative))
             # Clipping only when some |value * derivative| may exceed the bound.
             if abs(derivative) * largest_value > bound:
                 _clip_gradient(gradient, bound)
