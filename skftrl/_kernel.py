@@ -445,10 +445,13 @@ def ftrl_pass(
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # A gradient d * x beyond float64 becomes inf and is then clipped to
     # the bound: that overflow is expected, so it does not warn.
+    convert_columns = indices.dtype != np.intp  # see _single_output_pass
     with np.errstate(over="ignore"):
         for position, row in enumerate(rows):
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
+            if convert_columns:
+                columns = columns.astype(np.intp)
             values = data[start:end]
             z_row = _gather(z_by_feature, columns)
             n_row = _gather(n_by_feature, columns)
@@ -668,7 +671,9 @@ def ftrl_minibatch_pass(
             starts_group = np.empty(len(order), dtype=bool)
             starts_group[:1] = True
             np.not_equal(sorted_columns[1:], sorted_columns[:-1], out=starts_group[1:])
-            touched = sorted_columns[starts_group]
+            # intp, which numpy would otherwise convert to in each of the four
+            # gathers and scatters below.
+            touched = sorted_columns[starts_group].astype(np.intp, copy=False)
             group_starts = starts_group.nonzero()[0]
             group_of_value = np.add.accumulate(starts_group, dtype=np.intp)
             group_of_value -= 1
