@@ -23,6 +23,7 @@ from ._kernel import (
     ftrl_pass,
     intercept_weights_from_state,
     loss_value,
+    new_state,
     weights_from_state,
 )
 
@@ -111,6 +112,15 @@ class BaseFTRL(BaseEstimator):
         "dtype": [Options(type, {np.float64, np.float32})],
     }
 
+    def __setstate__(self, state):
+        # pickle, copy.deepcopy and skops store z_ and n_ as two separate
+        # arrays: put them back into one buffer, as _init_state makes them.
+        super().__setstate__(state)
+        if "z_" in self.__dict__:
+            z, n = new_state(*self.z_.shape, self.z_.dtype)
+            z[...], n[...] = self.z_, self.n_
+            self.z_, self.n_ = z, n
+
     def __sklearn_is_fitted__(self):
         return hasattr(self, "z_")
 
@@ -151,15 +161,9 @@ class BaseFTRL(BaseEstimator):
 
         Sets ``z_``, ``n_``, the intercept's, and the records of training.
         """
-        # Fortran order: each feature's outputs are contiguous, as the kernel reads them.
-        shape = (n_outputs, n_features)
-        self.z_ = np.zeros(shape, dtype=self.dtype, order="F")
-        if self.initial_accumulator_value == 0:
-            # np.zeros leaves untouched pages unallocated: a wide hashed
-            # model costs memory only for the features it sees.
-            self.n_ = np.zeros(shape, dtype=self.dtype, order="F")
-        else:
-            self.n_ = np.full(shape, self.initial_accumulator_value, dtype=self.dtype, order="F")
+        self.z_, self.n_ = new_state(
+            n_outputs, n_features, self.dtype, self.initial_accumulator_value
+        )
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
         self.n_samples_seen_ = 0

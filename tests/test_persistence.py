@@ -1,5 +1,6 @@
 """Saving mid-stream and resuming continues exactly as if never interrupted."""
 
+import copy
 import io
 import pickle
 
@@ -65,3 +66,22 @@ def test_resumed_training_is_bit_for_bit(round_trip, make, labels, engine):
         assert np.array_equal(getattr(resumed, name), getattr(uninterrupted, name)), name
     assert np.array_equal(resumed.coef_, uninterrupted.coef_)
     assert np.array_equal(resumed.predict(X), uninterrupted.predict(X))
+
+
+@pytest.mark.parametrize("round_trip", [pickle_round_trip, joblib_round_trip, copy.deepcopy])
+@pytest.mark.parametrize("labels", [[0, 1], ["a", "b", "c"]])
+def test_round_trips_keep_the_interleaved_state(round_trip, labels):
+    # Each feature's z and n are adjacent in one buffer (one cache miss per
+    # coordinate); pickle stores z_ and n_ as two arrays, and loading puts
+    # them back into one buffer, values unchanged.
+    rng = np.random.RandomState(0)
+    X = sp.random(50, 7, density=0.5, format="csr", random_state=rng)
+    y = np.asarray(labels)[rng.randint(len(labels), size=50)]
+    model = FTRLClassifier(initial_accumulator_value=0.25).fit(X, y)
+    loaded = round_trip(model)
+    for fitted in (model, loaded):
+        assert fitted.z_.base is fitted.n_.base is not None
+        assert fitted.z_.base.shape == (7, fitted.z_.shape[0], 2)
+        assert fitted.z_.strides == fitted.n_.strides == (16, 16 * fitted.z_.shape[0])
+    for name in STATE:
+        assert np.array_equal(getattr(loaded, name), getattr(model, name)), name
