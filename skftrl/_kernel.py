@@ -638,7 +638,9 @@ def ftrl_minibatch_pass(
     ``batch_size=1`` is :func:`ftrl_pass`, up to the rounding of sums.
 
     Work per batch is proportional to its non-zeros: the batch's columns are
-    found by sorting them, never with an array of size n_features.
+    grouped through a scratch array of slots (see :class:`_BatchReader`),
+    allocated once per pass and never initialized, so that nothing of size
+    n_features is passed over.
 
     Parameters and return value are those of :func:`ftrl_pass`, plus
     ``batch_size`` (int >= 1).
@@ -660,20 +662,17 @@ def ftrl_minibatch_pass(
         _largest_loss_derivative(loss, epsilon) * largest_weight * largest_input <= bound
     )
     unit_weights = bool(np.all(sample_weight == 1.0))
-    output_offsets = np.arange(n_outputs)
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     # Consecutive rows (partial_fit, fit without shuffling) are read as slices
     # of X's arrays, without gathering.
     consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
-    batches = _BatchReader(X, consecutive)
+    batches = _BatchReader(X, batch_size)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     with np.errstate(over="ignore"):
         for first in range(0, len(rows), batch_size):
             batch_rows = rows[first : first + batch_size]
             n_batch = len(batch_rows)
-            touched, group_starts, group_of_value, row_of_value, values = batches.read(
-                batch_rows
-            )
+            touched, group_of_value, row_of_value, values = batches.read(batch_rows, consecutive)
             z_touched = _gather(z_by_feature, touched)
             n_state = _gather(n_by_feature, touched)
             root_n = rate_root(n_state, learning_rate_power)
@@ -683,40 +682,27 @@ def ftrl_minibatch_pass(
             )
             # A slice selects consecutive rows faster than an index array.
             selected = slice(batch_rows[0], batch_rows[-1] + 1) if consecutive else batch_rows
+            # Margins: each value * weight summed into its row's (and output's) cell.
             batch_margins = margins[first : first + n_batch]
+            batch_margins[:] = _sum_by_group(
+                _times(values, w_touched[group_of_value]), row_of_value, n_batch
+            ).reshape(n_batch, n_outputs)
+            batch_margins += w_intercept
+            derivative = loss_derivative(loss, batch_margins, targets[selected], epsilon)
             if single_output:
-                np.add(
-                    np.bincount(
-                        row_of_value, weights=values * w_touched[group_of_value], minlength=n_batch
-                    ),
-                    w_intercept[0],
-                    out=batch_margins[:, 0],
-                )
-                derivative = loss_derivative(loss, batch_margins, targets[selected], epsilon)[:, 0]
-                if not unit_weights:
-                    derivative *= sample_weight[selected]
-                gradient = values * derivative[row_of_value]
-            else:
-                # Margins: sum each value * weight into its (row, output) cell.
-                products = values[:, None] * w_touched[group_of_value]
-                cells = (row_of_value[:, None] * n_outputs + output_offsets).ravel()
-                batch_margins[:] = np.bincount(
-                    cells, weights=products.ravel(), minlength=n_batch * n_outputs
-                ).reshape(n_batch, n_outputs)
-                batch_margins += w_intercept
-                derivative = loss_derivative(loss, batch_margins, targets[selected], epsilon)
-                if not unit_weights:
-                    derivative *= sample_weight[selected, None]
-                gradient = values[:, None] * derivative[row_of_value]
+                derivative = derivative[:, 0]
+            if not unit_weights:
+                derivative *= sample_weight[selected] if single_output else sample_weight[selected, None]
+            gradient = _times(values, derivative[row_of_value])
             # Clipping only when some |value * derivative| may exceed the bound.
             clip = not never_clip and np.abs(derivative).max() * largest_input > bound
             if clip:
                 _clip_gradient(gradient, bound)
-            # Each touched column's summed gradient G and squared gradients Q:
-            # sums over its group of consecutive (sorted) non-zeros.
-            gradient_sum = np.add.reduceat(gradient, group_starts, axis=0)
+            # Each touched column's summed gradient G and squared gradients Q,
+            # summed over its non-zeros in row order.
+            gradient_sum = _sum_by_group(gradient, group_of_value, len(touched))
             gradient *= gradient
-            squared_sum = np.add.reduceat(gradient, group_starts, axis=0)
+            squared_sum = _sum_by_group(gradient, group_of_value, len(touched))
             z_by_feature[touched], n_by_feature[touched] = _update_coordinates(
                 z_touched,
                 n_state,
@@ -748,27 +734,52 @@ def ftrl_minibatch_pass(
     return margins
 
 
+def _times(values, factors):
+    """``values`` (shape (m,)) times ``factors`` of shape (m,) or (m, K), row by row."""
+    return values * factors if factors.ndim == 1 else values[:, None] * factors
+
+
+def _sum_by_group(values, group_of_value, n_groups):
+    """Sums of ``values`` (shape (m,) or (m, K)) by group: shape (n_groups,) or (n_groups, K)."""
+    if values.ndim == 1:
+        return np.bincount(group_of_value, weights=values, minlength=n_groups)
+    n_outputs = values.shape[1]
+    cells = (group_of_value[:, None] * n_outputs + np.arange(n_outputs)).ravel()
+    return np.bincount(cells, weights=values.ravel(), minlength=n_groups * n_outputs).reshape(
+        n_groups, n_outputs
+    )
+
+
 class _BatchReader:
-    """A mini-batch's non-zeros of X, grouped by column."""
+    """A mini-batch's non-zeros of X, grouped by column without sorting.
 
-    def __init__(self, X, consecutive):
+    Each of the batch's non-zeros writes its position into the slot of its
+    column in a scratch array of n_features entries; reading the slots back
+    gives every non-zero of a column the position of one of them, which then
+    stands for the column. That is two passes over the batch's non-zeros
+    instead of a sort (2 times faster on 2**20 columns). The scratch array is
+    allocated once per pass and never initialized or read outside the
+    batch's columns, so only the memory pages of touched columns are ever
+    used; its entries are 16-bit when a batch has fewer than 65,536 non-zeros,
+    32-bit otherwise.
+    """
+
+    def __init__(self, X, batch_size):
         self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
-        self.consecutive = consecutive
-        # Radix sort, which numpy uses for 16-bit integers, groups the columns
-        # of a batch faster than the timsort of wider ones.
-        fits_16_bits = X.shape[1] <= np.iinfo(np.uint16).max + 1
-        self.sort_dtype = np.uint16 if fits_16_bits else X.indices.dtype
+        longest_row = int(np.diff(X.indptr).max()) if X.shape[0] else 0
+        fits_16_bits = batch_size * longest_row <= np.iinfo(np.uint16).max
+        self.column_slot = np.empty(X.shape[1], dtype=np.uint16 if fits_16_bits else np.uint32)
 
-    def read(self, batch_rows):
-        """The batch's non-zeros, sorted by column.
+    def read(self, batch_rows, consecutive):
+        """The batch's non-zeros, grouped by column; ``consecutive``: rows in a run.
 
-        Returns ``(touched, group_starts, group_of_value, row_of_value,
-        values)``: the distinct columns (intp), where each one's group of
-        non-zeros starts, each non-zero's group and row in the batch, and the
-        values, all in that order.
+        Returns ``(touched, group_of_value, row_of_value, values)``: the
+        distinct columns (intp, in order of first appearance), and each
+        non-zero's group (its column's position in ``touched``), row in the
+        batch, and value, in X's order.
         """
         indptr, indices, data = self.indptr, self.indices, self.data
-        if self.consecutive:
+        if consecutive:
             row_bounds = indptr[batch_rows[0] : batch_rows[-1] + 2]
             row_lengths = row_bounds[1:] - row_bounds[:-1]
             columns = indices[row_bounds[0] : row_bounds[-1]]
@@ -782,19 +793,18 @@ class _BatchReader:
             positions += np.arange(len(positions))
             columns = indices[positions]
             values = data[positions]
-        # Sorted by column (stably, so each column's rows stay in order), then
-        # grouped: one group per touched column. Sorting is cheaper than
-        # np.unique(return_inverse=True) here.
-        order = np.argsort(columns.astype(self.sort_dtype, copy=False), kind="stable")
-        sorted_columns = columns[order]
-        starts_group = np.empty(len(order), dtype=bool)
-        starts_group[:1] = True
-        np.not_equal(sorted_columns[1:], sorted_columns[:-1], out=starts_group[1:])
-        # intp, which numpy would otherwise convert to in each of the four
-        # gathers and scatters of the update.
-        touched = sorted_columns[starts_group].astype(np.intp, copy=False)
-        group_starts = starts_group.nonzero()[0]
-        group_of_value = np.add.accumulate(starts_group, dtype=np.intp)
-        group_of_value -= 1
-        row_of_value = np.repeat(np.arange(len(batch_rows)), row_lengths)[order]
-        return touched, group_starts, group_of_value, row_of_value, values[order]
+        # intp, which numpy would otherwise convert to in each gather and
+        # scatter of the slots and of the state.
+        columns = columns.astype(np.intp, copy=False)
+        positions_in_batch = np.arange(len(columns))
+        # Of a column's non-zeros, one's position is left in its slot: which
+        # one does not matter, only that all of them read the same.
+        self.column_slot[columns] = positions_in_batch
+        representative = self.column_slot[columns]
+        represents = representative == positions_in_batch
+        touched = columns[represents]
+        group_of_position = np.add.accumulate(represents, dtype=np.intp)
+        group_of_position -= 1
+        group_of_value = group_of_position[representative]
+        row_of_value = np.repeat(np.arange(len(batch_rows)), row_lengths)
+        return touched, group_of_value, row_of_value, values
