@@ -356,3 +356,15 @@ def test_initial_accumulator_value_is_where_n_starts_and_zero_power_is_a_constan
     clf = FTRLClassifier(learning_rate_power=0.0, learning_rate=0.4, beta=1.5)
     clf.partial_fit(X, y, classes=[0, 1])
     assert_allclose(clf.coef_, -clf.z_ / ((1.5 + 1.0) / 0.4), rtol=1e-15)
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "multinomial"])
+def test_a_mini_batch_of_more_than_65536_nonzeros_matches_the_reference(loss):
+    # A batch's columns are grouped through slots holding positions in the
+    # batch: 16-bit up to 65,535 non-zeros, 32-bit beyond, as here (4,960 dense
+    # rows of 15 columns in the last partial_fit call).
+    X, y, targets, sw = make_problem(loss, 5000, seed=6)
+    X = sp.csr_matrix(np.random.RandomState(6).normal(size=X.shape))
+    hyper = HYPER[1]
+    est = make_estimator(loss, batch_size=5000, **hyper)
+    assert_batches_match_reference(est, loss, X, y, targets, sw, 5000, hyper)
