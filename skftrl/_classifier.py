@@ -374,7 +374,14 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
                 "classes=classes, y=y) on a large enough sample and pass the "
                 "resulting dict as class_weight."
             )
-        first_call = _check_partial_fit_first_call(self, classes)
+        # Streams pass the same sorted classes on every call: comparing them
+        # with classes_ is then enough, where scikit-learn's check costs about
+        # a millisecond (it infers the type of target of both).
+        repeated = classes is not None and hasattr(self, "classes_")
+        if repeated and np.array_equal(self.classes_, classes):
+            first_call = False
+        else:
+            first_call = _check_partial_fit_first_call(self, classes)
         X, targets, sample_weight, classes = self._prepare(
             X, y, sample_weight, self.classes_, reset=first_call
         )
