@@ -183,3 +183,27 @@ def test_compiled_weights_equal_the_numpy_weights(hyper, order, dtype):
     n[0, :5] = 0.0  # with beta = l2 = 0, a zero denominator
     z, n = z.astype(dtype), n.astype(dtype)
     assert_allclose(compiled(z, n, **hyper), weights_from_state(z, n, **hyper), **TOLERANCE)
+
+
+@needs_numba
+@pytest.mark.parametrize("load", [load_a9a, load_dna], ids=["binary", "multiclass"])
+def test_numba_reading_ahead_changes_nothing(load, monkeypatch):
+    # On a state larger than the L2 cache, the numba pass reads each row's
+    # coordinates two rows early; it must only read. Forced on and off here
+    # (these states are small), on the same stream of partial_fit calls.
+    import skftrl._numba_kernel as numba_kernel
+
+    X_train, y_train, _, _ = load()
+    models = {}
+    for threshold in (0, 2**62):
+        monkeypatch.setattr(numba_kernel, "READ_AHEAD_STATE_BYTES", threshold)
+        model = FTRLClassifier(engine="numba", l1=0.5)
+        for start in range(0, 1800, 600):
+            rows = slice(start, start + 600)
+            model.partial_fit(X_train[rows], y_train[rows], classes=np.unique(y_train))
+        models[threshold] = model
+    for name in STATE:
+        assert np.array_equal(getattr(models[0], name), getattr(models[2**62], name)), name
+    exact = FTRLClassifier(engine="numpy", l1=0.5)
+    exact.partial_fit(X_train[:1800], y_train[:1800], classes=np.unique(y_train))
+    assert_same_state(models[0], exact)
