@@ -259,43 +259,57 @@ def loss_value(loss, margins, targets, epsilon=0.1):
 
 
 def _update_coordinates(
-    z, n, root_n, weights, gradient, squared, learning_rate, learning_rate_power, smallest_n=0.0
+    z,
+    n,
+    root_n,
+    weights,
+    gradient,
+    squared,
+    learning_rate,
+    learning_rate_power,
+    smallest_n=0.0,
+    guard=True,
 ):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
     ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the
     coordinates' state and current weights, of the same shape as
     ``gradient``; ``squared`` is the gradient's square (for a mini-batch, the
-    sum of the rows' squared gradients, ``Q``). Returns the new ``(z, n)``;
-    where ``squared > 0``, the new ``n`` is at least ``smallest_n`` (see
-    :func:`smallest_stored_n`).
+    sum of the rows' squared gradients, ``Q``). ``z`` and ``n`` are float64
+    copies gathered from the state (see :func:`_gather`): they are updated in
+    place, which spares two allocations, and returned. Where ``squared > 0``,
+    the new ``n`` is at least ``smallest_n`` (see :func:`smallest_stored_n`).
     ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
     ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
+    ``guard=False`` promises that every ``learning_rate * |gradient|`` is
+    at least 1e-300, and every ``|gradient|`` at least 1e-150, so that the
+    denominator needs no guard against 0 (see below).
     """
-    new_n = n + squared
+    n += squared
     rate, tiny = _as_arrays(learning_rate, TINY)
     if learning_rate_power == PAPER_LEARNING_RATE_POWER:
-        denominator = np.sqrt(new_n)
+        denominator = np.sqrt(n)
         denominator += root_n
         denominator *= rate
         # The denominator is 0 only where n = 0 and g^2 is 0 (or underflowed),
         # and sigma must be 0 there: raising it to the smallest normal float
         # gives 0 / tiny = 0. Elsewhere it is already above tiny unless
         # learning_rate * |g| < 1e-308.
-        np.maximum(denominator, tiny, out=denominator)
-        sigma_times_weights = np.divide(squared, denominator)
+        if guard:
+            np.maximum(denominator, tiny, out=denominator)
+        sigma_times_weights = np.divide(squared, denominator, out=denominator)
     else:
-        sigma_times_weights = rate_root(new_n, learning_rate_power)
+        sigma_times_weights = rate_root(n, learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
     sigma_times_weights *= weights
-    new_z = z + gradient
-    new_z -= sigma_times_weights
+    z += gradient
+    z -= sigma_times_weights
     # One reduction per call in the float32 case; the mask only when needed.
-    if smallest_n and new_n.size and new_n.min() < smallest_n:
-        new_n[(squared > 0) & (new_n < smallest_n)] = smallest_n
-    return new_z, new_n
+    if smallest_n and n.size and n.min() < smallest_n:
+        n[(squared > 0) & (n < smallest_n)] = smallest_n
+    return z, n
 
 
 def smallest_stored_n(state_dtype):
@@ -322,7 +336,10 @@ def _clip_gradient(gradient, bound):
 
 
 def _gather(state_by_feature, columns):
-    """The state of ``columns`` as float64: a float32 state is computed on in float64."""
+    """The state of ``columns`` as float64: a float32 state is computed on in float64.
+
+    Always a copy (``columns`` is an index array), which the update may modify.
+    """
     gathered = state_by_feature[columns]
     # A dtype compared with a dtype, not with np.float64, which costs a conversion.
     return gathered if gathered.dtype == FLOAT64 else gathered.astype(np.float64)
@@ -550,6 +567,11 @@ def _single_output_pass(
     # A Python float times float64 values is float64; a float32 X needs a
     # numpy float64 factor (NEP 50), as in the other engines.
     float_factor = data.dtype == FLOAT64
+    float64_state = z.dtype == FLOAT64
+    # The update's denominator needs its guard against 0 only when some
+    # gradient of the row is tiny: when |derivative| * min|x| is below this.
+    smallest_value = float(np.abs(data).min()) if data.size else 0.0
+    unguarded_gradient = max(1e-150, 1e-300 / learning_rate)
     # Python lists: indexing them per row is faster than indexing arrays.
     indptr = X.indptr.tolist()
     targets_list, weights_list = targets.tolist(), sample_weight.tolist()
@@ -567,8 +589,10 @@ def _single_output_pass(
             if convert_columns:
                 columns = columns.astype(np.intp)
             values = data[start:end]
-            z_row = _gather(z_row_major, columns)
-            n_row = _gather(n_row_major, columns)
+            if float64_state:  # _gather, without its call and check
+                z_row, n_row = z_row_major[columns], n_row_major[columns]
+            else:
+                z_row, n_row = _gather(z_row_major, columns), _gather(n_row_major, columns)
             root_n_row = np.sqrt(n_row) if paper_rate else rate_root(n_row, learning_rate_power)
             w_row = _weights(z_row, root_n_row, learning_rate, beta, l1, l2)
             w_intercept = _intercept_weight(
@@ -595,6 +619,7 @@ def _single_output_pass(
                 learning_rate,
                 learning_rate_power,
                 smallest_n,
+                guard=not abs(derivative) * smallest_value > unguarded_gradient,
             )
             if fit_intercept:
                 clipped = min(max(derivative, -bound), bound)
