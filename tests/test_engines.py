@@ -187,16 +187,16 @@ def test_compiled_weights_equal_the_numpy_weights(hyper, order, dtype):
 
 @needs_numba
 @pytest.mark.parametrize("load", [load_a9a, load_dna], ids=["binary", "multiclass"])
-def test_numba_reading_ahead_changes_nothing(load, monkeypatch):
-    # On a state larger than the L2 cache, the numba pass reads each row's
-    # coordinates two rows early; it must only read. Forced on and off here
-    # (these states are small), on the same stream of partial_fit calls.
+def test_numba_prefetching_changes_nothing(load, monkeypatch):
+    # On a state larger than the L2 cache, the numba pass prefetches each
+    # row's coordinates a few rows early; the results must not change. Forced
+    # on and off here (these states are small), on the same partial_fit calls.
     import skftrl._numba_kernel as numba_kernel
 
     X_train, y_train, _, _ = load()
     models = {}
     for threshold in (0, 2**62):
-        monkeypatch.setattr(numba_kernel, "READ_AHEAD_STATE_BYTES", threshold)
+        monkeypatch.setattr(numba_kernel, "PREFETCH_STATE_BYTES", threshold)
         model = FTRLClassifier(engine="numba", l1=0.5)
         for start in range(0, 1800, 600):
             rows = slice(start, start + 600)
