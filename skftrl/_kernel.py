@@ -568,9 +568,11 @@ def _single_output_pass(
     # numpy float64 factor (NEP 50), as in the other engines.
     float_factor = data.dtype == FLOAT64
     float64_state = z.dtype == FLOAT64
+    absolute_values = np.abs(data)
+    largest_value = float(absolute_values.max()) if data.size else 0.0
     # The update's denominator needs its guard against 0 only when some
     # gradient of the row is tiny: when |derivative| * min|x| is below this.
-    smallest_value = float(np.abs(data).min()) if data.size else 0.0
+    smallest_value = float(absolute_values.min()) if data.size else 0.0
     unguarded_gradient = max(1e-150, 1e-300 / learning_rate)
     # Python lists: indexing them per row is faster than indexing arrays.
     indptr = X.indptr.tolist()
@@ -578,7 +580,6 @@ def _single_output_pass(
     loss_code = LOSSES.index(loss)
     bound = max_abs_gradient(z.dtype)
     smallest_n = smallest_stored_n(z.dtype)
-    largest_value = float(np.abs(data).max()) if data.size else 0.0
     margins = []
     intercept_z, intercept_n = float(z_intercept[0]), float(n_intercept[0])
     paper_rate = learning_rate_power == PAPER_LEARNING_RATE_POWER
