@@ -17,6 +17,7 @@ state in place, touching only the non-zero coordinates of each row.
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp, softmax
@@ -133,47 +134,67 @@ def weights_from_state(
     flat_weights[active] = _weights(
         flat_z[active].astype(np.float64, copy=False),
         rate_root(flat_n[active].astype(np.float64, copy=False), learning_rate_power),
-        learning_rate,
-        beta,
-        l1,
-        l2,
+        _constants(learning_rate, beta, l1, l2),
     )
     return weights
 
 
-@functools.lru_cache(maxsize=64)
-def _as_arrays(*values):
-    """Python floats as 0-d arrays, cached.
+class _Constants(NamedTuple):
+    """A pass's hyper-parameters as each row's arithmetic uses them, made once.
 
-    On the few values of a row, a numpy call with a Python float operand
-    spends more time converting it than computing; the per-row passes call
-    with the same hyper-parameters for every row.
+    The floats are 0-d arrays: on the few values of a row, a numpy call with
+    a Python float operand spends more time converting it than computing.
     """
-    return tuple(np.array(value, dtype=np.float64) for value in values)
+
+    negated_rate: np.ndarray  # -learning_rate
+    negated_offset: np.ndarray  # -(beta / learning_rate + l2)
+    lower: np.ndarray  # -l1
+    upper: np.ndarray  # l1
+    rate: np.ndarray  # learning_rate
+    tiny: np.ndarray  # TINY
+    shrink: bool  # l1 > 0
+    zero_offset: bool  # beta / learning_rate + l2 == 0
+    learning_rate_power: float
 
 
-def _weights(z, root_n, learning_rate, beta, l1, l2):
+def _constants(learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER):
+    """The :class:`_Constants` of these hyper-parameters."""
+    smallest_denominator = beta / learning_rate + l2
+    as_array = functools.partial(np.array, dtype=np.float64)
+    return _Constants(
+        negated_rate=as_array(-learning_rate),
+        negated_offset=as_array(-smallest_denominator),
+        lower=as_array(-l1),
+        upper=as_array(l1),
+        rate=as_array(learning_rate),
+        tiny=as_array(TINY),
+        shrink=l1 > 0,
+        zero_offset=smallest_denominator == 0,
+        learning_rate_power=learning_rate_power,
+    )
+
+
+def _weights(z, root_n, constants):
     """:func:`weights_from_state` given ``root_n = rate_root(n)``, which the update reuses.
 
     The denominator is built negated, so that one division gives
     ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
     exact negation of the formula's and the weights are identical.
     """
-    smallest_denominator = beta / learning_rate + l2
-    negated_rate, negated_offset, lower, upper = _as_arrays(
-        -learning_rate, -smallest_denominator, -l1, l1
-    )
-    negated_denominator = root_n / negated_rate
-    negated_denominator += negated_offset
+    negated_denominator = root_n / constants.negated_rate
+    negated_denominator += constants.negated_offset
     # beta / learning_rate + l2 is 0 when beta = l2 = 0, and also when a tiny
     # beta over the rate underflows. The denominator can then be 0, only where
     # n = 0, and there z is 0 too (or a gradient so small that its square
     # underflowed): divide by 1 rather than make 0 / 0.
-    if smallest_denominator == 0:
+    if constants.zero_offset:
         negated_denominator -= negated_denominator == 0
-    if l1 > 0:
-        # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer steps.
-        z = z - np.minimum(np.maximum(z, lower), upper)
+    if constants.shrink:
+        # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0), in fewer
+        # steps; z itself is left as it is, for the update.
+        shrunk = np.maximum(z, constants.lower)
+        np.minimum(shrunk, constants.upper, out=shrunk)
+        z = np.subtract(z, shrunk, out=shrunk)
     return np.divide(z, negated_denominator, out=negated_denominator)
 
 
@@ -258,18 +279,7 @@ def loss_value(loss, margins, targets, epsilon=0.1):
     raise ValueError(f"Unknown loss {loss!r}; expected one of {LOSSES}.")
 
 
-def _update_coordinates(
-    z,
-    n,
-    root_n,
-    weights,
-    gradient,
-    squared,
-    learning_rate,
-    learning_rate_power,
-    smallest_n=0.0,
-    guard=True,
-):
+def _update_coordinates(z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True):
     """The FTRL-Proximal update of a set of coordinates, given their gradient.
 
     ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the
@@ -287,8 +297,8 @@ def _update_coordinates(
     denominator needs no guard against 0 (see below).
     """
     n += squared
-    rate, tiny = _as_arrays(learning_rate, TINY)
-    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+    rate = constants.rate
+    if constants.learning_rate_power == PAPER_LEARNING_RATE_POWER:
         denominator = np.sqrt(n)
         denominator += root_n
         denominator *= rate
@@ -297,10 +307,10 @@ def _update_coordinates(
         # gives 0 / tiny = 0. Elsewhere it is already above tiny unless
         # learning_rate * |g| < 1e-308.
         if guard:
-            np.maximum(denominator, tiny, out=denominator)
+            np.maximum(denominator, constants.tiny, out=denominator)
         sigma_times_weights = np.divide(squared, denominator, out=denominator)
     else:
-        sigma_times_weights = rate_root(n, learning_rate_power)
+        sigma_times_weights = rate_root(n, constants.learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
     sigma_times_weights *= weights
@@ -345,14 +355,15 @@ def _gather(state_by_feature, columns):
     return gathered if gathered.dtype == FLOAT64 else gathered.astype(np.float64)
 
 
-def _intercept_weight(z, n, learning_rate, beta, learning_rate_power):
-    """:func:`weights_from_state` of one intercept (``l1 = l2 = 0``), on Python floats.
+def _intercept_weight(z, root_n, learning_rate, beta):
+    """:func:`weights_from_state` of one intercept (``l1 = l2 = 0``), on Python
+    floats, given ``root_n = rate_root(n)``, which the update reuses.
 
     The intercept is K scalars, for which plain float arithmetic is several
     times faster than numpy calls. Each operation is the same IEEE one as in
     :func:`_weights`, so the result is identical.
     """
-    denominator = _rate_root_scalar(n, learning_rate_power) / learning_rate
+    denominator = root_n / learning_rate
     denominator += beta / learning_rate
     if denominator == 0:
         denominator = 1.0
@@ -362,7 +373,7 @@ def _intercept_weight(z, n, learning_rate, beta, learning_rate_power):
 def _intercept_weights(intercept_z, intercept_n, learning_rate, beta, learning_rate_power):
     """:func:`_intercept_weight` of each of the K intercepts, as a list."""
     return [
-        _intercept_weight(z, n, learning_rate, beta, learning_rate_power)
+        _intercept_weight(z, _rate_root_scalar(n, learning_rate_power), learning_rate, beta)
         for z, n in zip(intercept_z, intercept_n)
     ]
 
@@ -379,14 +390,14 @@ def intercept_weights_from_state(
     )
 
 
-def _updated_intercept(z, n, weight, gradient, square, learning_rate, learning_rate_power):
-    """:func:`_update_coordinates` of one intercept, on Python floats; returns (z, n)."""
+def _updated_intercept(z, n, root_n, weight, gradient, square, learning_rate, learning_rate_power):
+    """:func:`_update_coordinates` of one intercept, on Python floats, given
+    ``root_n = rate_root(n)``; returns (z, n)."""
     new_n = n + square
     if learning_rate_power == PAPER_LEARNING_RATE_POWER:
-        denominator = (math.sqrt(new_n) + math.sqrt(n)) * learning_rate
+        denominator = (math.sqrt(new_n) + root_n) * learning_rate
         sigma = square / max(denominator, TINY)
     else:
-        root_n = _rate_root_scalar(n, learning_rate_power)
         sigma = (_rate_root_scalar(new_n, learning_rate_power) - root_n) / learning_rate
     # (z + g) - sigma * w, in the order of _update_coordinates.
     return z + gradient - sigma * weight, new_n
@@ -400,6 +411,7 @@ def _update_intercepts(
         intercept_z[k], intercept_n[k] = _updated_intercept(
             intercept_z[k],
             intercept_n[k],
+            _rate_root_scalar(intercept_n[k], learning_rate_power),
             weight,
             gradient,
             square,
@@ -476,6 +488,7 @@ def ftrl_pass(
     z_by_feature, n_by_feature = z.T, n.T
     indptr, indices, data = X.indptr, X.indices, X.data
     bound = max_abs_gradient(z.dtype)
+    constants = _constants(learning_rate, beta, l1, l2, learning_rate_power)
     smallest_n = smallest_stored_n(z.dtype)
     largest_value = float(np.abs(data).max()) if data.size else 0.0
     n_outputs = z.shape[0]
@@ -494,7 +507,7 @@ def ftrl_pass(
             z_row = _gather(z_by_feature, columns)
             n_row = _gather(n_by_feature, columns)
             root_n_row = rate_root(n_row, learning_rate_power)
-            w_row = _weights(z_row, root_n_row, learning_rate, beta, l1, l2)
+            w_row = _weights(z_row, root_n_row, constants)
             w_intercept = _intercept_weights(
                 intercept_z, intercept_n, learning_rate, beta, learning_rate_power
             )
@@ -516,8 +529,7 @@ def ftrl_pass(
                 w_row,
                 gradient,
                 gradient * gradient,
-                learning_rate,
-                learning_rate_power,
+                constants,
                 smallest_n,
             )
             if fit_intercept:
@@ -579,6 +591,7 @@ def _single_output_pass(
     targets_list, weights_list = targets.tolist(), sample_weight.tolist()
     loss_code = LOSSES.index(loss)
     bound = max_abs_gradient(z.dtype)
+    constants = _constants(learning_rate, beta, l1, l2, learning_rate_power)
     smallest_n = smallest_stored_n(z.dtype)
     margins = []
     intercept_z, intercept_n = float(z_intercept[0]), float(n_intercept[0])
@@ -595,10 +608,9 @@ def _single_output_pass(
             else:
                 z_row, n_row = _gather(z_row_major, columns), _gather(n_row_major, columns)
             root_n_row = np.sqrt(n_row) if paper_rate else rate_root(n_row, learning_rate_power)
-            w_row = _weights(z_row, root_n_row, learning_rate, beta, l1, l2)
-            w_intercept = _intercept_weight(
-                intercept_z, intercept_n, learning_rate, beta, learning_rate_power
-            )
+            w_row = _weights(z_row, root_n_row, constants)
+            root_n_intercept = _rate_root_scalar(intercept_n, learning_rate_power)
+            w_intercept = _intercept_weight(intercept_z, root_n_intercept, learning_rate, beta)
             # np.dot costs less than the @ operator on a few values.
             margin = float(np.dot(values, w_row)) + w_intercept
             margins.append(margin)
@@ -617,8 +629,7 @@ def _single_output_pass(
                 w_row,
                 gradient,
                 gradient * gradient,
-                learning_rate,
-                learning_rate_power,
+                constants,
                 smallest_n,
                 guard=not abs(derivative) * smallest_value > unguarded_gradient,
             )
@@ -627,6 +638,7 @@ def _single_output_pass(
                 intercept_z, intercept_n = _updated_intercept(
                     intercept_z,
                     intercept_n,
+                    root_n_intercept,
                     w_intercept,
                     clipped,
                     clipped * clipped,
@@ -678,6 +690,7 @@ def ftrl_minibatch_pass(
     # 1-d numpy calls cost less, and there are no (row, output) cells to sum.
     z_by_feature, n_by_feature = (z[0], n[0]) if single_output else (z.T, n.T)
     bound = max_abs_gradient(z.dtype)
+    constants = _constants(learning_rate, beta, l1, l2, learning_rate_power)
     smallest_n = smallest_stored_n(z.dtype)
     # Inputs of the gradients: the row's values, and 1 for the intercept.
     largest_input = max(float(np.abs(X.data).max()) if X.data.size else 0.0, 1.0)
@@ -702,7 +715,7 @@ def ftrl_minibatch_pass(
             z_touched = _gather(z_by_feature, touched)
             n_state = _gather(n_by_feature, touched)
             root_n = rate_root(n_state, learning_rate_power)
-            w_touched = _weights(z_touched, root_n, learning_rate, beta, l1, l2)
+            w_touched = _weights(z_touched, root_n, constants)
             w_intercept = _intercept_weights(
                 intercept_z, intercept_n, learning_rate, beta, learning_rate_power
             )
@@ -737,8 +750,7 @@ def ftrl_minibatch_pass(
                 w_touched,
                 gradient_sum,
                 squared_sum,
-                learning_rate,
-                learning_rate_power,
+                constants,
                 smallest_n,
             )
             if fit_intercept:
