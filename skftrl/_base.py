@@ -3,6 +3,7 @@ validation, the state, the training passes, and the linear scores."""
 
 import functools
 import warnings
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,6 +24,8 @@ from ._kernel import (
     ftrl_pass,
     intercept_weights_from_state,
     loss_value,
+    margins,
+    margins_from_state,
     new_state,
     weights_from_state,
 )
@@ -79,6 +82,39 @@ def _import_numba_kernel():
     return _numba_kernel
 
 
+# The weights the last prediction of each model computed, kept with what they
+# were computed from, so that predicting again before the model learns more
+# costs only the sparse product, as with SGDClassifier's stored coef_. The
+# cache lives outside the estimators, keyed by them (weakly), because it is
+# not part of a model: pickling, copying or comparing a model ignores it,
+# and predicting leaves ``vars(model)`` as it was.
+_KEPT_COEF = weakref.WeakKeyDictionary()
+
+# A cold prediction whose sparse X has fewer non-zeros than this fraction of
+# the model's coordinates computes only the weights X reads, and keeps none:
+# serving a row, or a stream predicting each batch before learning it, then
+# does not pay a pass over every coordinate of a wide hashed model. Measured
+# on 2**22 columns (benchmarks/bench_predict.py): a read weight costs about
+# 40 ns (a random gather of z and n, then the arithmetic), a coordinate of the
+# whole state about 8 ns in numpy and 2 ns in numba; below the break-even
+# point, since computing all the weights also keeps them for the next call.
+_READ_WEIGHTS_FRACTION = {"numpy": 1 / 8, "numba": 1 / 32}
+
+
+def _read_only(array):
+    """``array``, made read-only: the exposed state, which the kept weights
+    were computed from, can then change only through a training pass."""
+    array.flags.writeable = False
+    return array
+
+
+def _writable(array):
+    """A writable view of the state array ``array``, for a training pass."""
+    view = array.view()
+    view.flags.writeable = True
+    return view
+
+
 @functools.cache
 def _param_names(estimator_class):
     """The class's hyper-parameter names (``get_params`` inspects them on each call)."""
@@ -119,7 +155,7 @@ class BaseFTRL(BaseEstimator):
         if "z_" in self.__dict__:
             z, n = new_state(*self.z_.shape, self.z_.dtype)
             z[...], n[...] = self.z_, self.n_
-            self.z_, self.n_ = z, n
+            self.z_, self.n_ = _read_only(z), _read_only(n)
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "z_")
@@ -134,15 +170,37 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        return self._weights_function()(
-            self.z_,
-            self.n_,
-            self.learning_rate,
-            self.beta,
-            self.l1,
-            self.l2,
-            self.learning_rate_power,
-        )
+        kept = self._kept_coef()
+        return self._compute_coef() if kept is None else kept.copy()
+
+    def _compute_coef(self):
+        """:attr:`coef_`, computed from the whole state."""
+        return self._weights_function()(self.z_, self.n_, *self._weight_parameters())
+
+    def _weight_parameters(self):
+        """The hyper-parameters of the closed-form weights, in the kernel's order."""
+        return (self.learning_rate, self.beta, self.l1, self.l2, self.learning_rate_power)
+
+    def _coef_source(self):
+        """What the weights are computed from: the state's arrays (compared by
+        identity), and the hyper-parameters and engine (compared by value)."""
+        return (self.z_, self.n_, self._weight_parameters(), self.engine)
+
+    def _kept_coef(self):
+        """The weights kept by an earlier prediction, or None when they may be stale.
+
+        Training passes drop them. They are used only while ``z_`` and ``n_``
+        are the same read-only arrays and the hyper-parameters are unchanged,
+        so that ``set_params`` or a newly assigned state cannot make them stale.
+        """
+        kept = _KEPT_COEF.get(self)
+        if kept is None:
+            return None
+        source, coef = kept
+        current = self._coef_source()
+        same_arrays = source[0] is current[0] and source[1] is current[1]
+        read_only = not (self.z_.flags.writeable or self.n_.flags.writeable)
+        return coef if same_arrays and read_only and source[2:] == current[2:] else None
 
     @property
     def intercept_(self):
@@ -161,9 +219,9 @@ class BaseFTRL(BaseEstimator):
 
         Sets ``z_``, ``n_``, the intercept's, and the records of training.
         """
-        self.z_, self.n_ = new_state(
-            n_outputs, n_features, self.dtype, self.initial_accumulator_value
-        )
+        _KEPT_COEF.pop(self, None)
+        z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
+        self.z_, self.n_ = _read_only(z), _read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
         self.n_samples_seen_ = 0
@@ -254,12 +312,16 @@ class BaseFTRL(BaseEstimator):
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         loss, epsilon = self._kernel_loss()
+        # The weights kept for prediction go stale as the state changes; they
+        # are dropped after the pass too, in case another thread predicted
+        # during it.
+        _KEPT_COEF.pop(self, None)
         margins = self._pass_function()(
             X,
             targets,
             sample_weight,
             rows,
-            (self.z_, self.n_, self.z_intercept_, self.n_intercept_),
+            (_writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_),
             loss=loss,
             learning_rate=self.learning_rate,
             beta=self.beta,
@@ -269,6 +331,7 @@ class BaseFTRL(BaseEstimator):
             epsilon=epsilon,
             learning_rate_power=self.learning_rate_power,
         )
+        _KEPT_COEF.pop(self, None)
         self.n_samples_seen_ += len(rows)
         return margins
 
@@ -372,10 +435,21 @@ class BaseFTRL(BaseEstimator):
         return self._linear_scores(self._validate_X_predict(X))
 
     def _linear_scores(self, X):
-        """:meth:`_decision_scores` of an already validated X."""
-        coef = self.coef_
-        if coef.shape[0] == 1:
-            # A sparse matrix times a vector: about 10% faster than times an
-            # (n_features, 1) matrix, with the same sums.
-            return np.asarray(X @ coef[0]).reshape(-1, 1) + self.intercept_
-        return np.asarray(X @ coef.T) + self.intercept_
+        """:meth:`_decision_scores` of an already validated X.
+
+        The weights are computed once per call, or not at all when an earlier
+        call kept them; a sparse X that reads few of them (a batch of a
+        stream, one row to serve) gets only the weights of its non-zeros.
+        """
+        coef = self._kept_coef()
+        if coef is None:
+            weights_function = self._weights_function()
+            engine = "numpy" if weights_function is weights_from_state else "numba"
+            if sp.issparse(X) and X.nnz < _READ_WEIGHTS_FRACTION[engine] * self.z_.shape[1]:
+                # numpy in every engine: compiled, the weights' divisions and
+                # square roots still dominate, and it ran no faster.
+                read_margins = margins_from_state(X, self.z_, self.n_, *self._weight_parameters())
+                return read_margins + self.intercept_
+            coef = _read_only(self._compute_coef())
+            _KEPT_COEF[self] = (self._coef_source(), coef)
+        return margins(X, coef) + self.intercept_

@@ -145,7 +145,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     coef_ : ndarray of shape (n_outputs, n_features)
         The weights, computed in closed form from ``z_`` and ``n_``;
-        ``n_outputs`` is 1 for two classes, else ``n_classes``.
+        ``n_outputs`` is 1 for two classes, else ``n_classes``. A new array on
+        each access. Prediction keeps the weights it computes until the model
+        learns again or its hyper-parameters change.
 
     intercept_ : ndarray of shape (n_outputs,)
         The intercept, computed in closed form from ``z_intercept_`` and
@@ -154,10 +156,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     z_ : ndarray of shape (n_outputs, n_features)
         The paper's ``z``: the accumulated gradients minus the proximal
         corrections, one per (output, feature). With ``n_`` it is the whole
-        learned state.
+        learned state. Read-only (assign a new array to replace it).
 
     n_ : ndarray of shape (n_outputs, n_features)
         The paper's ``n``: the sum of squared gradients per (output, feature).
+        Read-only.
 
     z_intercept_ : ndarray of shape (n_outputs,)
         ``z`` of the intercept.

@@ -11,7 +11,8 @@ Nothing here knows about estimators or scikit-learn. The state of a model with
   regularized.
 
 The weights are never stored: :func:`weights_from_state` computes them in
-closed form. :func:`ftrl_pass` runs the exact per-row algorithm and updates the
+closed form, and :func:`margins_from_state` only those a matrix reads.
+:func:`ftrl_pass` runs the exact per-row algorithm and updates the
 state in place, touching only the non-zero coordinates of each row.
 """
 
@@ -20,6 +21,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, log_expit, logsumexp, softmax
 
 # exp() of a margin above this overflows float64 (exp(709.78) is the limit).
@@ -137,6 +139,45 @@ def weights_from_state(
         _constants(learning_rate, beta, l1, l2),
     )
     return weights
+
+
+def margins(X, coef):
+    """``X @ coef.T`` as an array of shape (n_samples, n_outputs)."""
+    if coef.shape[0] == 1:
+        # A sparse matrix times a vector: about 10% faster than times an
+        # (n_features, 1) matrix, with the same sums.
+        return np.asarray(X @ coef[0]).reshape(-1, 1)
+    return np.asarray(X @ coef.T)
+
+
+def margins_from_state(
+    X, z, n, learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER
+):
+    """``margins(X, weights_from_state(z, n, ...))`` of a CSR ``X``, computing
+    only the weights X reads: for a few rows of a wide model, far fewer.
+
+    Each non-zero's weight is computed where it is read (a column read twice
+    is computed twice), and each row's products are summed in the same order
+    as by :func:`margins`, so the result is identical.
+    """
+    # One output at a time, with the indices converted once: numpy's gather is
+    # then about twice as fast (np.take would copy the whole strided state).
+    columns = X.indices.astype(np.intp)
+    read_weights = weights_from_state(
+        np.array([row[columns] for row in z]),
+        np.array([row[columns] for row in n]),
+        learning_rate,
+        beta,
+        l1,
+        l2,
+        learning_rate_power,
+    )
+    # X with each non-zero in a column of its own, the one read_weights holds.
+    each_nonzero_apart = sp.csr_matrix(
+        (X.data, np.arange(X.nnz, dtype=X.indices.dtype), X.indptr),
+        shape=(X.shape[0], X.nnz),
+    )
+    return margins(each_nonzero_apart, read_weights)
 
 
 class _Constants(NamedTuple):

@@ -127,7 +127,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
-        The weights, computed in closed form from ``z_`` and ``n_``.
+        The weights, computed in closed form from ``z_`` and ``n_``. A new
+        array on each access. Prediction keeps the weights it computes until
+        the model learns again or its hyper-parameters change.
 
     intercept_ : ndarray of shape (1,)
         The intercept, computed in closed form from ``z_intercept_`` and
@@ -135,10 +137,10 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     z_ : ndarray of shape (1, n_features)
         The paper's ``z`` per feature (accumulated gradients minus proximal
-        corrections).
+        corrections). Read-only (assign a new array to replace it).
 
     n_ : ndarray of shape (1, n_features)
-        The paper's ``n`` per feature (sum of squared gradients).
+        The paper's ``n`` per feature (sum of squared gradients). Read-only.
 
     z_intercept_ : ndarray of shape (1,)
         ``z`` of the intercept.

@@ -1,0 +1,91 @@
+"""predict_proba latency by batch size on a wide hashed model, vs SGDClassifier.
+
+A model learns one pass of a synthetic click stream (bench_peers.py's
+generator), then predicts batches of 1 to 100,000 held-out rows. For each
+size it prints the median time of --repeats calls, taking turns with
+SGDClassifier: "first" is a call as the first after learning, with the
+model's kept weights dropped, so that skftrl computes the weights; "again"
+reuses the weights that call kept, if it kept them (it keeps none when it
+read only X's weights: see _READ_WEIGHTS_FRACTION in skftrl/_base.py).
+Ratios are SGDClassifier's time over skftrl's (above 1: skftrl is faster).
+
+    python benchmarks/bench_predict.py [--features-log2 22] [--rows 300000]
+        [--engine auto] [--repeats 15]
+"""
+
+import argparse
+import time
+
+import numpy as np
+from bench_peers import COMMON, forget_kept_weights, make_click_stream
+from sklearn.linear_model import SGDClassifier
+
+from skftrl import FTRLClassifier
+
+BATCH_ROWS = (1, 100, 10_000, 100_000)
+
+
+def median_ms(calls, repeats):
+    """Median milliseconds of each zero-argument call, the calls taking turns."""
+    times = [[] for _ in calls]
+    for _ in range(repeats):
+        for call, spent in zip(calls, times):
+            spent.append(call())
+    return [1e3 * np.median(spent) for spent in times]
+
+
+def timed(function, *args):
+    """A call that returns how long ``function(*args)`` took, in seconds."""
+
+    def call():
+        began = time.perf_counter()
+        function(*args)
+        return time.perf_counter() - began
+
+    return call
+
+
+def first_call(model, X):
+    """A call timing a prediction of ``model`` without its kept weights."""
+
+    def call():
+        forget_kept_weights(model)
+        return timed(model.predict_proba, X)()
+
+    return call
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--features-log2", type=int, default=22)
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--engine", default="auto", choices=["auto", "numpy", "numba"])
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+
+    test_rows = max(BATCH_ROWS)
+    X, y, _ = make_click_stream(args.rows + test_rows, args.features_log2)
+    X_train, y_train, X_test = X[: args.rows], y[: args.rows], X[args.rows :]
+    model = FTRLClassifier(engine=args.engine, **COMMON).partial_fit(X_train, y_train, [0, 1])
+    sgd = SGDClassifier(loss="log_loss", random_state=0).partial_fit(X_train, y_train, [0, 1])
+    print(
+        f"{args.rows:,} training rows, 2**{args.features_log2} columns, "
+        f"engine={args.engine!r}; median of {args.repeats} turns, milliseconds"
+    )
+    print(f"{'rows':>8} {'first':>9} {'again':>9} {'SGD':>9} {'SGD/first':>10} {'SGD/again':>10}")
+    for rows in BATCH_ROWS:
+        batch = X_test[:rows]
+        model.predict_proba(batch)  # "again" then reuses what this call kept
+        first, again, sgd_ms = median_ms(
+            [first_call(model, batch), timed(model.predict_proba, batch),
+             timed(sgd.predict_proba, batch)],
+            args.repeats,
+        )
+        print(
+            f"{rows:>8,} {first:>9.3f} {again:>9.3f} {sgd_ms:>9.3f} "
+            f"{sgd_ms / first:>10.2f} {sgd_ms / again:>10.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
