@@ -24,8 +24,8 @@ from ._kernel import (
     ftrl_pass,
     intercept_weights_from_state,
     loss_value,
-    margins,
     margins_from_state,
+    margins_from_weights,
     new_state,
     weights_from_state,
 )
@@ -452,4 +452,4 @@ class BaseFTRL(BaseEstimator):
                 return read_margins + self.intercept_
             coef = _read_only(self._compute_coef())
             _KEPT_COEF[self] = (self._coef_source(), coef)
-        return margins(X, coef) + self.intercept_
+        return margins_from_weights(X, coef) + self.intercept_

@@ -114,7 +114,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     batch_size : int, default=1
         Rows per update. ``1`` is the exact algorithm: each row is learned
         from before the next is scored. Larger values run the vectorized
-        numpy mini-batch engine, 6 to 13 times faster at 64: the margins
+        numpy mini-batch engine, 7 to 12 times faster at 64: the margins
         of a batch come from the weights at its start, and each touched
         coordinate receives the batch's summed gradient and summed squared
         gradient. At 64, held-out log loss changed by at most 0.15% on a9a,
@@ -123,7 +123,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row algorithm (``batch_size=1``).
         ``"numba"`` compiles it (install ``skftrl[fast]``); it gives the same
-        state as ``"numpy"`` to rounding, and runs 30 to 50 times faster.
+        state as ``"numpy"`` to rounding, and runs 27 to 50 times faster.
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
 

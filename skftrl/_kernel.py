@@ -141,7 +141,7 @@ def weights_from_state(
     return weights
 
 
-def margins(X, coef):
+def margins_from_weights(X, coef):
     """``X @ coef.T`` as an array of shape (n_samples, n_outputs)."""
     if coef.shape[0] == 1:
         # A sparse matrix times a vector: about 10% faster than times an
@@ -153,12 +153,13 @@ def margins(X, coef):
 def margins_from_state(
     X, z, n, learning_rate, beta, l1, l2, learning_rate_power=PAPER_LEARNING_RATE_POWER
 ):
-    """``margins(X, weights_from_state(z, n, ...))`` of a CSR ``X``, computing
-    only the weights X reads: for a few rows of a wide model, far fewer.
+    """:func:`margins_from_weights` of the :func:`weights_from_state` of a CSR
+    ``X``, computing only the weights X reads: for a few rows of a wide model,
+    far fewer.
 
     Each non-zero's weight is computed where it is read (a column read twice
     is computed twice), and each row's products are summed in the same order
-    as by :func:`margins`, so the result is identical.
+    as by :func:`margins_from_weights`, so the result is identical.
     """
     # One output at a time, with the indices converted once: numpy's gather is
     # then about twice as fast (np.take would copy the whole strided state).
@@ -177,7 +178,7 @@ def margins_from_state(
         (X.data, np.arange(X.nnz, dtype=X.indices.dtype), X.indptr),
         shape=(X.shape[0], X.nnz),
     )
-    return margins(each_nonzero_apart, read_weights)
+    return margins_from_weights(each_nonzero_apart, read_weights)
 
 
 class _Constants(NamedTuple):
