@@ -426,6 +426,12 @@ def forget_kept_weights(model):
     skftrl._base._KEPT_COEF.pop(model, None)
 
 
+def seconds_to_predict(model, X):
+    began = time.perf_counter()
+    model.predict_proba(X)
+    return time.perf_counter() - began
+
+
 def predict_speeds(models, X, repeats):
     """Rows/s of each model's predict_proba on X, as (again, first): the models
     take turns in each repeat, so that a burst of load on this shared machine
@@ -435,12 +441,9 @@ def predict_speeds(models, X, repeats):
     again, first = [[] for _ in models], [[] for _ in models]
     for _ in range(repeats):
         for model, again_times, first_times in zip(models, again, first):
-            for times in (first_times, again_times):
-                if times is first_times:
-                    forget_kept_weights(model)
-                began = time.perf_counter()
-                model.predict_proba(X)
-                times.append(time.perf_counter() - began)
+            forget_kept_weights(model)
+            first_times.append(seconds_to_predict(model, X))
+            again_times.append(seconds_to_predict(model, X))
     return [
         (X.shape[0] / np.median(again_times), X.shape[0] / np.median(first_times))
         for again_times, first_times in zip(again, first)

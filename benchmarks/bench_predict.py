@@ -14,10 +14,10 @@ Ratios are SGDClassifier's time over skftrl's (above 1: skftrl is faster).
 """
 
 import argparse
-import time
+from functools import partial
 
 import numpy as np
-from bench_peers import COMMON, forget_kept_weights, make_click_stream
+from bench_peers import COMMON, forget_kept_weights, make_click_stream, seconds_to_predict
 from sklearn.linear_model import SGDClassifier
 
 from skftrl import FTRLClassifier
@@ -26,7 +26,8 @@ BATCH_ROWS = (1, 100, 10_000, 100_000)
 
 
 def median_ms(calls, repeats):
-    """Median milliseconds of each zero-argument call, the calls taking turns."""
+    """Median milliseconds of each zero-argument call (which returns its own
+    time in seconds), the calls taking turns."""
     times = [[] for _ in calls]
     for _ in range(repeats):
         for call, spent in zip(calls, times):
@@ -34,25 +35,10 @@ def median_ms(calls, repeats):
     return [1e3 * np.median(spent) for spent in times]
 
 
-def timed(function, *args):
-    """A call that returns how long ``function(*args)`` took, in seconds."""
-
-    def call():
-        began = time.perf_counter()
-        function(*args)
-        return time.perf_counter() - began
-
-    return call
-
-
-def first_call(model, X):
-    """A call timing a prediction of ``model`` without its kept weights."""
-
-    def call():
-        forget_kept_weights(model)
-        return timed(model.predict_proba, X)()
-
-    return call
+def first_call_seconds(model, X):
+    """Seconds to predict with ``model`` without its kept weights."""
+    forget_kept_weights(model)
+    return seconds_to_predict(model, X)
 
 
 def main():
@@ -77,8 +63,11 @@ def main():
         batch = X_test[:rows]
         model.predict_proba(batch)  # "again" then reuses what this call kept
         first, again, sgd_ms = median_ms(
-            [first_call(model, batch), timed(model.predict_proba, batch),
-             timed(sgd.predict_proba, batch)],
+            [
+                partial(first_call_seconds, model, batch),
+                partial(seconds_to_predict, model, batch),
+                partial(seconds_to_predict, sgd, batch),
+            ],
             args.repeats,
         )
         print(

@@ -443,9 +443,7 @@ class BaseFTRL(BaseEstimator):
         """
         coef = self._kept_coef()
         if coef is None:
-            weights_function = self._weights_function()
-            engine = "numpy" if weights_function is weights_from_state else "numba"
-            if sp.issparse(X) and X.nnz < _READ_WEIGHTS_FRACTION[engine] * self.z_.shape[1]:
+            if self._reads_few_weights(X):
                 # numpy in every engine: compiled, the weights' divisions and
                 # square roots still dominate, and it ran no faster.
                 read_margins = margins_from_state(X, self.z_, self.n_, *self._weight_parameters())
@@ -453,3 +451,10 @@ class BaseFTRL(BaseEstimator):
             coef = _read_only(self._compute_coef())
             _KEPT_COEF[self] = (self._coef_source(), coef)
         return margins_from_weights(X, coef) + self.intercept_
+
+    def _reads_few_weights(self, X):
+        """Whether X is sparse with so few non-zeros that computing only the
+        weights it reads beats computing them all (see _READ_WEIGHTS_FRACTION)."""
+        compiled = self._weights_function() is not weights_from_state
+        fraction = _READ_WEIGHTS_FRACTION["numba" if compiled else "numpy"]
+        return sp.issparse(X) and X.nnz < fraction * self.z_.shape[1]

@@ -65,9 +65,11 @@ def reference_scores(model, X):
 
 
 def scores(model, X):
-    """decision_function as (n_samples, n_outputs), for classifiers and regressors."""
+    """The margins, shape (n_samples, n_outputs): a classifier's
+    decision_function, or a squared-error regressor's prediction."""
     if isinstance(model, FTRLRegressor):
-        return model._decision_scores(X)
+        assert model.loss == "squared_error"
+        return model.predict(X).reshape(-1, 1)
     return model.decision_function(X).reshape(X.shape[0], -1)
 
 
