@@ -420,10 +420,10 @@ PREDICT_REPEATS = 21
 
 
 def forget_kept_weights(model):
-    """Drop the weights an skftrl model's last prediction kept (through
-    skftrl's private cache: a benchmark's need only), so that its next
-    prediction computes them, as the first one after learning does."""
-    skftrl._base._KEPT_COEF.pop(model, None)
+    """Drop an skftrl model's record of its earlier predictions, with the
+    weights they kept (skftrl's private cache: a benchmark's need only), so
+    that its next prediction is as the first one after learning."""
+    skftrl._base._PREDICTED.pop(model, None)
 
 
 def seconds_to_predict(model, X):

@@ -82,23 +82,37 @@ def _import_numba_kernel():
     return _numba_kernel
 
 
-# The weights the last prediction of each model computed, kept with what they
-# were computed from, so that predicting again before the model learns more
-# costs only the sparse product, as with SGDClassifier's stored coef_. The
-# cache lives outside the estimators, keyed by them (weakly), because it is
-# not part of a model: pickling, copying or comparing a model ignores it,
-# and predicting leaves ``vars(model)`` as it was.
-_KEPT_COEF = weakref.WeakKeyDictionary()
+class _Predicted:
+    """What the predictions from one state of a model have computed: the
+    weights, once kept, and until then how many non-zeros they read weights for.
 
-# A cold prediction whose sparse X has fewer non-zeros than this fraction of
-# the model's coordinates computes only the weights X reads, and keeps none:
-# serving a row, or a stream predicting each batch before learning it, then
-# does not pay a pass over every coordinate of a wide hashed model. Measured
-# on 2**22 columns (benchmarks/bench_predict.py): a read weight costs about
-# 40 ns (a random gather of z and n, then the arithmetic), a coordinate of the
-# whole state about 8 ns in numpy and 2 ns in numba; below the break-even
-# point, since computing all the weights also keeps them for the next call.
-_READ_WEIGHTS_FRACTION = {"numpy": 1 / 8, "numba": 1 / 32}
+    ``source`` is what the weights come from (see ``BaseFTRL._coef_source``).
+    """
+
+    __slots__ = ("source", "coef", "nonzeros_read")
+
+    def __init__(self, source):
+        self.source, self.coef, self.nonzeros_read = source, None, 0
+
+
+# Each model's _Predicted, so that predicting again before the model learns
+# more costs only the sparse product, as with SGDClassifier's stored coef_.
+# Kept outside the estimators, keyed by them (weakly), because it is not part
+# of a model: pickling, copying or comparing a model ignores it, and
+# predicting leaves ``vars(model)`` as it was. Training passes drop it.
+_PREDICTED = weakref.WeakKeyDictionary()
+
+# Predictions from a state read only the weights of their non-zeros, without
+# keeping any, until they have read this fraction of the model's features
+# (counting the call's own non-zeros); then one call computes every weight
+# and keeps them. Serving a row, or a stream predicting each batch before
+# learning it, thus never pays a pass over all the coordinates of a wide
+# hashed model, and scoring many rows pays it once, when it pays off (the
+# ski-rental rule: rent until the rent paid equals the price). Measured on
+# 2**22 columns (benchmarks/bench_predict.py): a read weight costs about 35
+# ns (a random gather of z and n, then the arithmetic), a coordinate of the
+# whole state about 8 ns in numpy and 2.5 ns in numba.
+_READ_WEIGHTS_FRACTION = {"numpy": 1 / 4, "numba": 1 / 16}
 
 
 def _read_only(array):
@@ -170,8 +184,10 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        kept = self._kept_coef()
-        return self._compute_coef() if kept is None else kept.copy()
+        predicted = self._predicted()
+        if predicted is None or predicted.coef is None:
+            return self._compute_coef()
+        return predicted.coef.copy()
 
     def _compute_coef(self):
         """:attr:`coef_`, computed from the whole state."""
@@ -186,21 +202,24 @@ class BaseFTRL(BaseEstimator):
         identity), and the hyper-parameters and engine (compared by value)."""
         return (self.z_, self.n_, self._weight_parameters(), self.engine)
 
-    def _kept_coef(self):
-        """The weights kept by an earlier prediction, or None when they may be stale.
-
-        Training passes drop them. They are used only while ``z_`` and ``n_``
-        are the same read-only arrays and the hyper-parameters are unchanged,
-        so that ``set_params`` or a newly assigned state cannot make them stale.
+    def _predicted(self):
+        """The :class:`_Predicted` of the current state, new if the state,
+        the hyper-parameters or the engine changed since the last prediction;
+        None when ``z_`` or ``n_`` is writable (assigned by the user), as the
+        state could then change without a training pass.
         """
-        kept = _KEPT_COEF.get(self)
-        if kept is None:
+        if self.z_.flags.writeable or self.n_.flags.writeable:
             return None
-        source, coef = kept
-        current = self._coef_source()
-        same_arrays = source[0] is current[0] and source[1] is current[1]
-        read_only = not (self.z_.flags.writeable or self.n_.flags.writeable)
-        return coef if same_arrays and read_only and source[2:] == current[2:] else None
+        source = self._coef_source()
+        predicted = _PREDICTED.get(self)
+        if (
+            predicted is None
+            or predicted.source[0] is not source[0]
+            or predicted.source[1] is not source[1]
+            or predicted.source[2:] != source[2:]
+        ):
+            predicted = _PREDICTED[self] = _Predicted(source)
+        return predicted
 
     @property
     def intercept_(self):
@@ -219,7 +238,7 @@ class BaseFTRL(BaseEstimator):
 
         Sets ``z_``, ``n_``, the intercept's, and the records of training.
         """
-        _KEPT_COEF.pop(self, None)
+        _PREDICTED.pop(self, None)
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
         self.z_, self.n_ = _read_only(z), _read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
@@ -315,7 +334,7 @@ class BaseFTRL(BaseEstimator):
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
         # during it.
-        _KEPT_COEF.pop(self, None)
+        _PREDICTED.pop(self, None)
         margins = self._pass_function()(
             X,
             targets,
@@ -331,7 +350,7 @@ class BaseFTRL(BaseEstimator):
             epsilon=epsilon,
             learning_rate_power=self.learning_rate_power,
         )
-        _KEPT_COEF.pop(self, None)
+        _PREDICTED.pop(self, None)
         self.n_samples_seen_ += len(rows)
         return margins
 
@@ -439,22 +458,20 @@ class BaseFTRL(BaseEstimator):
 
         The weights are computed once per call, or not at all when an earlier
         call kept them; a sparse X that reads few of them (a batch of a
-        stream, one row to serve) gets only the weights of its non-zeros.
+        stream, one row to serve) gets only the weights of its non-zeros
+        (see _READ_WEIGHTS_FRACTION).
         """
-        coef = self._kept_coef()
-        if coef is None:
-            if self._reads_few_weights(X):
+        # Without a record (a user-assigned state), nothing is kept.
+        predicted = self._predicted() or _Predicted(source=None)
+        if predicted.coef is None:
+            compiled = self._weights_function() is not weights_from_state
+            fraction = _READ_WEIGHTS_FRACTION["numba" if compiled else "numpy"]
+            nonzeros_read = predicted.nonzeros_read + (X.nnz if sp.issparse(X) else np.inf)
+            if nonzeros_read < fraction * self.z_.shape[1]:
+                predicted.nonzeros_read = nonzeros_read
                 # numpy in every engine: compiled, the weights' divisions and
                 # square roots still dominate, and it ran no faster.
                 read_margins = margins_from_state(X, self.z_, self.n_, *self._weight_parameters())
                 return read_margins + self.intercept_
-            coef = _read_only(self._compute_coef())
-            _KEPT_COEF[self] = (self._coef_source(), coef)
-        return margins_from_weights(X, coef) + self.intercept_
-
-    def _reads_few_weights(self, X):
-        """Whether X is sparse with so few non-zeros that computing only the
-        weights it reads beats computing them all (see _READ_WEIGHTS_FRACTION)."""
-        compiled = self._weights_function() is not weights_from_state
-        fraction = _READ_WEIGHTS_FRACTION["numba" if compiled else "numpy"]
-        return sp.issparse(X) and X.nnz < fraction * self.z_.shape[1]
+            predicted.coef = _read_only(self._compute_coef())
+        return margins_from_weights(X, predicted.coef) + self.intercept_

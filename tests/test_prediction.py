@@ -74,7 +74,12 @@ def scores(model, X):
 
 
 def forget_kept_weights():
-    skftrl._base._KEPT_COEF.clear()
+    skftrl._base._PREDICTED.clear()
+
+
+def kept(model):
+    """Whether the model's predictions have kept every weight."""
+    return model._predicted().coef is not None
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -95,13 +100,13 @@ def test_read_weights_kept_weights_and_all_weights_give_identical_scores(
     always, never = dict.fromkeys(["numpy", "numba"], np.inf), dict.fromkeys(["numpy", "numba"], 0)
     monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", always)
     read = scores(model, X_new)
-    assert model not in skftrl._base._KEPT_COEF  # nothing kept from a read
+    assert not kept(model)  # nothing kept from a read
     monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", never)
     computed = scores(model, X_new)
-    assert model in skftrl._base._KEPT_COEF
-    kept = scores(model, X_new)  # from the weights the last call kept
+    assert kept(model)
+    again = scores(model, X_new)  # from the weights the last call kept
 
-    assert np.array_equal(read, computed) and np.array_equal(kept, computed)
+    assert np.array_equal(read, computed) and np.array_equal(again, computed)
     assert_allclose(computed, reference_scores(model, X_new), rtol=1e-12, atol=1e-12)
     if isinstance(model, FTRLClassifier):
         monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", always)
@@ -115,9 +120,37 @@ def test_few_rows_of_a_wide_model_read_their_weights_and_many_rows_keep_all(engi
     model = FTRLClassifier(engine=engine, **HYPER).fit(*wide_data(400, n_features=2**16))
     forget_kept_weights()
     model.predict(wide_data(5, n_features=2**16, seed=1)[0])  # 40 non-zeros, 65,536 columns
-    assert model not in skftrl._base._KEPT_COEF
-    model.predict(wide_data(2000, n_features=2**16, seed=1)[0])  # 16,000
-    assert model in skftrl._base._KEPT_COEF
+    assert not kept(model)
+    model.predict(wide_data(5000, n_features=2**16, seed=1)[0])  # 40,000
+    assert kept(model)
+
+
+def test_predictions_read_weights_until_they_have_read_a_quarter_then_keep_all(
+    engine, monkeypatch
+):
+    monkeypatch.setattr(
+        skftrl._base, "_READ_WEIGHTS_FRACTION", dict.fromkeys(["numpy", "numba"], 0.25)
+    )
+    n_features = 2**12
+    X, y = wide_data(400, n_features=n_features)
+    model = FTRLClassifier(engine=engine, **HYPER).fit(X, y)
+    X_new = wide_data(30, n_features=n_features, seed=1)[0]
+    expected = reference_scores(model, X_new)[:, 0]
+    assert 0 < X_new.nnz < n_features / 8
+    read = 0
+    while read + X_new.nnz < n_features / 4:
+        assert_allclose(model.decision_function(X_new), expected, rtol=1e-12, atol=1e-12)
+        read += X_new.nnz
+        assert not kept(model) and model._predicted().nonzeros_read == read
+    # This call would pass a quarter of the features: it computes them all.
+    assert_allclose(model.decision_function(X_new), expected, rtol=1e-12, atol=1e-12)
+    assert kept(model)
+    # Learning starts a new count; a dense X always computes every weight.
+    model.partial_fit(X_new, y[:30])
+    model.decision_function(X_new)
+    assert not kept(model) and model._predicted().nonzeros_read == X_new.nnz
+    model.decision_function(X_new.toarray())
+    assert kept(model)
 
 
 def test_kept_weights_follow_every_change_of_the_model(engine):
@@ -134,7 +167,7 @@ def test_kept_weights_follow_every_change_of_the_model(engine):
 
     predicted.partial_fit(X[first], y[first], classes=[0, 1])
     predicted.decision_function(X_test)
-    assert predicted in skftrl._base._KEPT_COEF
+    assert kept(predicted)
     # Learning more: the kept weights are stale.
     predicted.partial_fit(X[second], y[second])
     untouched.partial_fit(X[first], y[first], classes=[0, 1]).partial_fit(X[second], y[second])
