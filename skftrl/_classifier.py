@@ -123,7 +123,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row algorithm (``batch_size=1``).
         ``"numba"`` compiles it (install ``skftrl[fast]``); it gives the same
-        state as ``"numpy"`` to rounding, and runs 27 to 50 times faster.
+        state as ``"numpy"`` to rounding, and runs 29 to 46 times faster.
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
 
