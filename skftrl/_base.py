@@ -105,10 +105,11 @@ _PREDICTED = weakref.WeakKeyDictionary()
 # Predictions from a state read only the weights of their non-zeros, without
 # keeping any, until they have read this fraction of the model's features
 # (counting the call's own non-zeros); then one call computes every weight
-# and keeps them. Serving a row, or a stream predicting each batch before
-# learning it, thus never pays a pass over all the coordinates of a wide
-# hashed model, and scoring many rows pays it once, when it pays off (the
-# ski-rental rule: rent until the rent paid equals the price). Measured on
+# and keeps them. A stream predicting each batch before learning it thus
+# never pays a pass over all the coordinates of a wide hashed model, a model
+# serving rows pays it once it has read that much, and scoring many rows pays
+# it at once (the ski-rental rule: rent until the rent paid equals the
+# price, so that the total is at most twice the best choice). Measured on
 # 2**22 columns (benchmarks/bench_predict.py): a read weight costs about 35
 # ns (a random gather of z and n, then the arithmetic), a coordinate of the
 # whole state about 8 ns in numpy and 2.5 ns in numba.
