@@ -83,7 +83,7 @@ class Progress:
     pass instead.
     """
 
-    KNOWN_TOTAL = "{desc} | {rate_fmt} | {percentage:3.0f}% {n_fmt}/{total_fmt} ETA {remaining} {bar}"
+    KNOWN_TOTAL = "{desc} | {rate_fmt} | {percentage:.0f}% ETA {remaining} | {n_fmt}/{total_fmt} {bar}"
     UNKNOWN_TOTAL = "{desc} | {rate_fmt} | {n_fmt} rows {elapsed}"
 
     def __init__(self, enabled):
@@ -882,7 +882,7 @@ class Training:
                 weight_sum += weight
                 loss = loss_sum / weight_sum if weight_sum else 0.0
                 self.progress.update(
-                    f"pass {number}/{args.passes} {loss_name} {loss:.4f}", rows, total=n_rows
+                    f"pass {number}/{args.passes} loss {loss:.4f}", rows, total=n_rows
                 )
             if rows == 0:
                 raise DataError(args.data, None, "no data rows")

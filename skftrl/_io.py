@@ -755,32 +755,33 @@ class CsvInput:
         """The header, and the rows of the rest of its block."""
         for first_line, block in self.blocks:
             reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
-            header = self._next_row(reader, first_line)
+            header, _ = self._next_row(reader, first_line)
             if header is not None:
                 return header, self._rows(reader, first_line, len(header))
         raise DataError(self.path, 1, "empty file: no header line")
 
     def _next_row(self, reader, first_line):
+        """The next row that is not blank, and the line it starts on."""
         try:
-            for row in reader:
-                if row:  # not a blank line
-                    return row
+            while True:
+                start = first_line + reader.line_num
+                row = next(reader, None)
+                if row is None or row:  # the end, or not a blank line
+                    return row, start
         except csv.Error as error:
             raise DataError(self.path, first_line + reader.line_num, str(error)) from None
-        return None
 
     def _rows(self, reader, first_line, width):
         """``(columns, lines)`` of the rows a csv reader gives."""
         rows, lines = [], []
-        while (row := self._next_row(reader, first_line)) is not None:
+        while True:
+            row, line = self._next_row(reader, first_line)
+            if row is None:
+                break
             if len(row) != width:
-                raise DataError(
-                    self.path,
-                    first_line + reader.line_num - 1,
-                    f"{len(row)} fields, but the header has {width}",
-                )
+                raise DataError(self.path, line, f"{len(row)} fields, but the header has {width}")
             rows.append(row)
-            lines.append(first_line + reader.line_num - 1)
+            lines.append(line)
         columns = np.empty((len(rows), width), dtype=object)
         if rows:
             columns[...] = rows

@@ -13,14 +13,17 @@ be equal, not close.
 
 import contextlib
 import csv
+import fcntl
 import gzip
 import io
 import os
 import pty
 import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.resources import files
@@ -163,8 +166,11 @@ def a9a_run(tmp_path_factory):
 def test_train_libsvm_equals_partial_fit_in_the_same_chunks(a9a_run):
     train, test, model_path, result, reference = a9a_run
     model = joblib.load(model_path)
-    assert_same_state(model["estimator"], reference)
-    assert model["input"] == {"format": "libsvm", "n_features": 123, "zero_based": False}
+    assert isinstance(model, FTRLClassifier)
+    assert_same_state(model, reference)
+    assert model.input_spec_ == {
+        "format": "libsvm", "n_features": 123, "zero_based": False, "hash_bits": None
+    }
     assert result.stderr == ""  # no progress display when stderr is not a terminal
 
     # Each pass reports the mean loss of its rows, each scored before it was learned.
@@ -207,12 +213,12 @@ def test_inspect_lists_the_largest_weights_with_libsvm_indices(a9a_run):
     assert [(float(w), int(i)) for w, i in listed] == [(round(coef[i], 6), i + 1) for i in top]
 
 
-def test_progress_is_shown_only_on_a_terminal(tmp_path):
-    train = write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:300])
-    args = ("train", train, "--model", tmp_path / "m", "--chunk-size", 100)
+def shown_on_a_terminal(args, columns, cwd=None):
+    """What ``skftrl *args`` draws on stderr when it is a terminal ``columns`` wide."""
     controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     process = subprocess.Popen(
-        command(*args), stdout=subprocess.DEVNULL, stderr=terminal, env=environment()
+        command(*args), stdout=subprocess.DEVNULL, stderr=terminal, env=environment(), cwd=cwd
     )
     os.close(terminal)
     shown = b""
@@ -226,7 +232,24 @@ def test_progress_is_shown_only_on_a_terminal(tmp_path):
         shown += data
     os.close(controller)
     assert process.wait(timeout=300) == 0
-    assert re.search(rb"pass 1/1: [0-9,]+ of 300 rows, [0-9,]+ rows/s, progressive log loss", shown)
+    return shown.decode()
+
+
+def test_progress_on_a_narrow_terminal_keeps_the_rate_and_the_loss(tmp_path):
+    pytest.importorskip("tqdm")  # the display's library: in the test extra
+    write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:20000])
+    args = ("train", "train.svm", "--model", "m", "--chunk-size", 50, "--passes", 2,
+            "--n-features", 123, "--classes=-1,1")
+    shown = shown_on_a_terminal(args, columns=60, cwd=tmp_path)
+    frames = [frame for frame in re.split(r"[\r\n]", shown) if "pass" in frame]
+    # The first pass, before the total is known: rows, rate and running loss.
+    assert any(re.search(r"pass 1/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| [0-9.]+k? rows", f)
+               for f in frames), shown
+    # The second: the percentage and the time left too.
+    assert any(re.search(r"pass 2/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| \d+% ETA \d\d:\d\d", f)
+               for f in frames), shown
+    visible = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", frame) for frame in frames]
+    assert max(len(frame) for frame in visible) <= 60
 
 
 def test_train_multiclass_and_predict_every_probability(tmp_path):
@@ -238,7 +261,7 @@ def test_train_multiclass_and_predict_every_probability(tmp_path):
     assert result.returncode == 0, result.stderr
     X, y = load_svmlight_file(str(train))
     reference = chunked_partial_fit(FTRLClassifier(), X, y, 512, classes=[1, 2, 3])
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     X_test, y_test = load_svmlight_file(str(test), n_features=X.shape[1])
     assert held_out(result.stdout, "log loss") == round(
         log_loss(y_test, reference.predict_proba(X_test)), 4
@@ -276,7 +299,7 @@ def test_regression_train_test_and_predict(tmp_path):
     ]
     X_train, y_train = load_svmlight_file(str(train), n_features=30)
     reference = chunked_partial_fit(FTRLRegressor(loss="huber", epsilon=0.5), X_train, y_train, 300)
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     X_test, y_test = load_svmlight_file(str(test), n_features=30)
     residuals = reference.predict(X_test) - y_test
     assert held_out(result.stdout, "RMSE") == round(np.sqrt(np.mean(residuals**2)), 4)
@@ -355,8 +378,8 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
         FTRLClassifier(l1=0.5), X, y, 600, passes=2, classes=["no", "yes"]
     )
     model = joblib.load(model_path)
-    assert_same_state(model["estimator"], reference)
-    assert list(model["estimator"].classes_) == ["no", "yes"]
+    assert_same_state(model, reference)
+    assert list(model.classes_) == ["no", "yes"]
 
     # Prediction: columns in another order, no label column.
     new_rows = click_rows(700, seed=1)
@@ -396,7 +419,7 @@ def test_train_csv_regression_with_numeric_labels(tmp_path):
     X = hashed_reference(rows, 10)
     y = np.array([float(row["clicked"]) for row in rows])
     reference = chunked_partial_fit(FTRLRegressor(), X, y, 10_000)
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     rmse = np.sqrt(np.mean((reference.predict(X) - y) ** 2))
     assert held_out(result.stdout, "RMSE") == round(rmse, 4)
 
