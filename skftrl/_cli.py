@@ -606,8 +606,9 @@ def scan_libsvm_input(args, spec, classes, classify, progress, cache):
     return spec, (scan.labels if classes is None else classes), scan.n_rows
 
 
-def stream_error(args, data_kind):
-    what = ["--n-features N (or --hash-bits B)"] if data_kind == "libsvm" else []
+def stream_error(args, width_missing):
+    """The error of a stream that would need a first pass."""
+    what = ["--n-features N (or --hash-bits B)"] if width_missing else []
     if args.task == "classify":
         what.append("--classes A,B,...")
     return UsageError(
@@ -752,6 +753,8 @@ class Training:
         estimator = make_estimator(args, initial)
         classify = args.task == "classify"
         regular = is_regular_file(args.data)
+        if args.data != "-" and not os.path.exists(args.data):
+            raise DataError(args.data, None, "No such file or directory")
         if args.test is not None and args.test != "-" and not os.path.exists(args.test):
             raise DataError(args.test, None, "No such file or directory")  # now, not after training
         if not regular and args.passes > 1 and args.no_cache:
@@ -766,7 +769,7 @@ class Training:
             needs_scan = classify and classes is None
             if data_kind == "libsvm" and (spec is None or needs_scan):
                 if not regular:
-                    raise stream_error(args, data_kind)
+                    raise stream_error(args, width_missing=spec is None)
                 self.progress = Progress(enabled=not args.quiet)
                 cache = None if args.no_cache else ChunkCache()
                 spec, classes, n_rows = scan_libsvm_input(
@@ -774,7 +777,7 @@ class Training:
                 )
             elif data_kind == "csv" and spec.get("kinds") is None and needs_scan:
                 if not regular:
-                    raise stream_error(args, data_kind)
+                    raise stream_error(args, width_missing=False)
                 self.progress = Progress(enabled=not args.quiet)
                 spec, classes, n_rows = scan_csv_input(args, spec, classify, self.progress)
             self.progress.close()
