@@ -119,6 +119,7 @@ def csv_speed(directory, commit, repeats):
 
     bike = shipped("bike_sharing_hour.csv.gz")
     header, body = bike.split(b"\n", 1)
+    header = header.rstrip(b"\r")
     path = os.path.join(directory, "bike20.csv")
     with open(path, "wb") as file:
         file.write(header + b"\n" + body * 20)

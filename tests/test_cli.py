@@ -563,9 +563,9 @@ USAGE_ERRORS = {
         ["train", "d.svm", "--model", "m", "--loss", "huber"],
         "skftrl: error: --loss and --epsilon are for --task regress",
     ),
-    "hash bits for libsvm": (
-        ["train", "d.svm", "--model", "m", "--hash-bits", 10],
-        "skftrl: error: d.svm is read as LIBSVM, which takes neither --label-column",
+    "label column for libsvm": (
+        ["train", "d.svm", "--model", "m", "--label-column", "y"],
+        "skftrl: error: d.svm is read as LIBSVM, which takes no --label-column",
     ),
 }
 
