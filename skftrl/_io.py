@@ -340,8 +340,7 @@ def _byte_table(characters):
     return table
 
 
-PLAIN_BYTES = _byte_table(b"0123456789.+-: \t\r\n")
-WHITESPACE = _byte_table(b" \t\r\n")
+PLAIN = b"0123456789.+-: \t\r\n"
 DIGITS = _byte_table(b"0123456789")
 # Decimal numbers of at most 15 digits are parsed exactly as the integer of
 # their digits divided by a power of ten: both are exact doubles (below 2**53
@@ -431,12 +430,9 @@ def parse_plain_libsvm(block, labels_required):
     any other block. ``line_offsets`` counts the lines from the block's
     first; a line without tokens holds no row.
     """
+    if not block or block.translate(None, PLAIN):  # a byte that is not plain is left
+        return None
     buffer = np.frombuffer(block, dtype=np.uint8)
-    if not buffer.size:
-        return None
-    counts = np.bincount(buffer, minlength=256)
-    if counts[~PLAIN_BYTES].any():
-        return None
     # Tokens are the runs of bytes above the space: every other plain byte
     # is whitespace.
     space = buffer < 33
