@@ -192,7 +192,7 @@ def test_numba_prefetching_changes_nothing(load, monkeypatch):
     # On a state larger than the L2 cache, the numba pass prefetches each
     # row's coordinates a few rows early; the results must not change. Forced
     # on and off here (these states are small), on the same partial_fit calls.
-    import skftrl._numba_kernel as numba_kernel
+    import skftrl._engines._numba_exact as numba_kernel
 
     X_train, y_train, _, _ = load()
     models = {}
