@@ -208,3 +208,49 @@ def test_numba_prefetching_changes_nothing(load, monkeypatch):
     exact = FTRLClassifier(engine="numpy", l1=0.5)
     exact.partial_fit(X_train[:1800], y_train[:1800], classes=np.unique(y_train))
     assert_same_state(models[0], exact)
+
+
+def test_a_changed_dtype_is_rejected_before_anything_changes():
+    # The storage type is set when the state is created: a later partial_fit
+    # (or warm-start fit) with another dtype says so instead of ignoring it.
+    X, y = np.eye(4), [0, 1, 0, 1]
+    model = FTRLClassifier(engine="numpy").partial_fit(X, y, classes=[0, 1])
+    before = {name: getattr(model, name).copy() for name in STATE}
+    model.set_params(dtype=np.float32)
+    with pytest.raises(ValueError, match="dtype=float32 differs from the state's float64"):
+        model.partial_fit(X, y)
+    with pytest.raises(ValueError, match="dtype=float32 differs"):
+        model.set_params(warm_start=True).fit(X, y)
+    for name in STATE:
+        assert np.array_equal(getattr(model, name), before[name])
+    assert model.n_samples_seen_ == 4
+    # A new state takes the new dtype.
+    assert model.set_params(warm_start=False).fit(X, y).z_.dtype == np.float32
+
+
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_numba_with_mini_batches_is_refused_when_the_parameters_are_checked(method):
+    # Before the data is even looked at (this X is not numeric).
+    model = FTRLClassifier(engine="numba", batch_size=8)
+    with pytest.raises(ValueError, match="engine='numba'.*batch_size=1; got batch_size=8"):
+        getattr(model, method)([["not", "numbers"]], [0], **(
+            {"classes": [0, 1]} if method == "partial_fit" else {}
+        ))
+
+
+def test_batch_size_and_engine_changed_between_calls_are_applied():
+    X_train, y_train, _, _ = load_a9a()
+    first, second = slice(0, 500), slice(500, 1000)
+    changed = FTRLClassifier(engine="numpy").partial_fit(X_train[first], y_train[first], [-1, 1])
+    changed.set_params(batch_size=16).partial_fit(X_train[second], y_train[second])
+    # The same two calls, the second through a model that always had batch_size=16.
+    batched = FTRLClassifier(engine="numpy", batch_size=16)
+    exact = FTRLClassifier(engine="numpy").partial_fit(X_train[first], y_train[first], [-1, 1])
+    for name in STATE:
+        setattr(batched, name, getattr(exact, name).copy())
+    batched.classes_, batched.n_features_in_, batched.n_samples_seen_ = exact.classes_, 123, 500
+    batched.loss_curve_ = []
+    batched.partial_fit(X_train[second], y_train[second])
+    assert_same_state(changed, batched, rtol=0, atol=0)
+    exact.partial_fit(X_train[second], y_train[second])
+    assert not np.array_equal(changed.z_, exact.z_)
