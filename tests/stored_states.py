@@ -48,6 +48,21 @@ def make_data(loss, seed, scale=1.0, float32=False):
     return X, y, sample_weight
 
 
+# The settings a case does not vary.
+BASE = dict(
+    dtype="float64",
+    learning_rate_power=-0.5,
+    fit_intercept=True,
+    l1=0.05,
+    l2=0.1,
+    beta=1.0,
+    initial=0.0,
+    scale=1.0,
+    float32_input=False,
+    weighted=True,
+)
+
+
 def cases():
     """(name, settings) of every stored case."""
     for (engine, batch_size), loss, dtype, power, intercept in itertools.product(
@@ -55,19 +70,13 @@ def cases():
     ):
         name = f"{engine}-b{batch_size}-{loss}-{dtype}-p{power}-i{int(intercept)}"
         yield name, dict(
+            BASE,
             engine=engine,
             batch_size=batch_size,
             loss=loss,
             dtype=dtype,
             learning_rate_power=power,
             fit_intercept=intercept,
-            l1=0.05,
-            l2=0.1,
-            beta=1.0,
-            initial=0.0,
-            scale=1.0,
-            float32_input=False,
-            weighted=True,
         )
     # The corners: beta = l2 = 0 (the zero denominator), an initial
     # accumulator, no sample weights, float32 input, huge values (clipping).
@@ -79,21 +88,7 @@ def cases():
             ("huge", dict(scale=1e110)),
             ("huge32", dict(scale=1e20, dtype="float32")),
         ):
-            settings = dict(
-                engine=engine,
-                batch_size=batch_size,
-                loss=loss,
-                dtype="float64",
-                learning_rate_power=-0.5,
-                fit_intercept=True,
-                l1=0.05,
-                l2=0.1,
-                beta=1.0,
-                initial=0.0,
-                scale=1.0,
-                float32_input=False,
-                weighted=True,
-            )
+            settings = dict(BASE, engine=engine, batch_size=batch_size, loss=loss)
             settings.update(changes)
             yield f"{engine}-b{batch_size}-{loss}-{corner}", settings
 

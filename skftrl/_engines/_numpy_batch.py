@@ -10,18 +10,7 @@ The formulas are :mod:`._math`'s and :mod:`._losses`'.
 
 import numpy as np
 
-from ._math import (
-    clip_gradient,
-    constants,
-    gather,
-    intercept_weights,
-    max_abs_gradient,
-    rate_root,
-    smallest_stored_n,
-    step_intercepts,
-    update_coordinates,
-    weights,
-)
+from . import _math
 
 
 def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
@@ -39,10 +28,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
     # With one output the state is 1-d, (F,), and so is every array of a batch:
     # 1-d numpy calls cost less, and there are no (row, output) cells to sum.
     z_by_feature, n_by_feature = (z[0], n[0]) if single_output else (z.T, n.T)
-    bound = max_abs_gradient(z.dtype)
+    bound = _math.max_abs_gradient(z.dtype)
     loss = parameters.loss
-    rates = constants(parameters)
-    smallest_n = smallest_stored_n(z.dtype)
+    rates = _math.constants(parameters)
+    smallest_n = _math.smallest_stored_n(z.dtype)
     # Inputs of the gradients: the row's values, and 1 for the intercept.
     largest_input = max(float(np.abs(X.data).max()) if X.data.size else 0.0, 1.0)
     # Gradients never need clipping when the loss's derivative is bounded
@@ -61,11 +50,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
             batch_rows = rows[first : first + batch_size]
             n_batch = len(batch_rows)
             touched, group_of_value, row_of_value, values = batches.read(batch_rows, consecutive)
-            z_touched = gather(z_by_feature, touched)
-            n_state = gather(n_by_feature, touched)
-            root_n = rate_root(n_state, parameters.learning_rate_power)
-            w_touched = weights(z_touched, root_n, rates)
-            w_intercept, root_n_intercept = intercept_weights(intercept_z, intercept_n, parameters)
+            z_touched = _math.gather(z_by_feature, touched)
+            n_state = _math.gather(n_by_feature, touched)
+            root_n = _math.rate_root(n_state, parameters.learning_rate_power)
+            w_touched = _math.weights(z_touched, root_n, rates)
+            w_intercept, root_n_intercept = _math.intercept_weights(
+                intercept_z, intercept_n, parameters
+            )
             # A slice selects consecutive rows faster than an index array.
             selected = slice(batch_rows[0], batch_rows[-1] + 1) if consecutive else batch_rows
             # Margins: each value * weight summed into its row's (and output's) cell.
@@ -84,13 +75,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
             # Clipping only when some |value * derivative| may exceed the bound.
             clip = not never_clip and np.abs(derivative).max() * largest_input > bound
             if clip:
-                clip_gradient(gradient, bound)
+                _math.clip_gradient(gradient, bound)
             # Each touched column's summed gradient G and squared gradients Q,
             # summed over its non-zeros in row order.
             gradient_sum = _sum_by_group(gradient, group_of_value, len(touched))
             gradient *= gradient
             squared_sum = _sum_by_group(gradient, group_of_value, len(touched))
-            z_by_feature[touched], n_by_feature[touched] = update_coordinates(
+            z_by_feature[touched], n_by_feature[touched] = _math.update_coordinates(
                 z_touched,
                 n_state,
                 root_n,
@@ -102,12 +93,12 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
             )
             if parameters.fit_intercept:
                 if clip:
-                    clip_gradient(derivative, bound)
+                    _math.clip_gradient(derivative, bound)
                 # Per output: a list of K floats (a 1-d derivative sums to one).
                 gradient_sum = derivative.sum(axis=0).reshape(-1).tolist()
                 derivative *= derivative
                 squared_sum = derivative.sum(axis=0).reshape(-1).tolist()
-                step_intercepts(
+                _math.step_intercepts(
                     intercept_z,
                     intercept_n,
                     root_n_intercept,

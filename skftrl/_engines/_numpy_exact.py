@@ -14,14 +14,18 @@ from ._math import (
     FLOAT64,
     clip,
     clip_gradient,
+    compiled_power,
     constants,
     gather,
     intercept_weights,
     max_abs_gradient,
     rate_root,
+    rate_root_scalar,
     smallest_stored_n,
+    step,
     step_intercepts,
     update_coordinates,
+    weight,
     weights,
     weights_from_state,
 )
@@ -31,9 +35,9 @@ def learn(state, parameters, X, targets, sample_weight, rows):
     """One exact pass over ``rows`` of ``X``, updating ``state``; see :mod:`skftrl._engines`.
 
     Generic in the number of outputs K. With one output the state is taken
-    as 1-d arrays and the row's margin and loss derivative as Python floats
-    (the loss's scalar form): about half the numpy calls per row, which is
-    what a per-row pass spends its time on.
+    as 1-d arrays, and the row's margin, loss derivative (the loss's scalar
+    form) and intercept as Python floats: about half the numpy calls per row,
+    and no lists, which is what a per-row pass spends its time on.
     """
     z, n, z_intercept, n_intercept = state
     n_outputs = z.shape[0]
@@ -61,7 +65,9 @@ def learn(state, parameters, X, targets, sample_weight, rows):
     loss, code, epsilon = parameters.loss, parameters.loss.code, parameters.loss.epsilon
     bound = max_abs_gradient(z.dtype)
     rates = constants(parameters)
-    power = parameters.learning_rate_power
+    learning_rate, beta = parameters.learning_rate, parameters.beta
+    power = compiled_power(parameters.learning_rate_power)  # None: the paper's sqrt
+    float64_state = z.dtype == FLOAT64
     smallest_n = smallest_stored_n(z.dtype)
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
@@ -74,22 +80,28 @@ def learn(state, parameters, X, targets, sample_weight, rows):
             if convert_columns:
                 columns = columns.astype(np.intp)
             values = data[start:end]
-            z_row, n_row = gather(z_by_feature, columns), gather(n_by_feature, columns)
-            root_n_row = rate_root(n_row, power)
+            if float64_state:  # gather(), without its call and check
+                z_row, n_row = z_by_feature[columns], n_by_feature[columns]
+            else:
+                z_row, n_row = gather(z_by_feature, columns), gather(n_by_feature, columns)
+            root_n_row = np.sqrt(n_row) if power is None else rate_root(n_row, power)
             w_row = weights(z_row, root_n_row, rates)
-            w_intercept, root_n_intercept = intercept_weights(intercept_z, intercept_n, parameters)
 
             if single_output:
+                root_n_intercept = rate_root_scalar(intercept_n[0], power)
+                w_intercept = weight(intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0)
                 # np.dot costs less than the @ operator on a few values.
-                margin = float(np.dot(values, w_row)) + w_intercept[0]
+                margin = float(np.dot(values, w_row)) + w_intercept
                 margins[position, 0] = margin
                 derivative = weights_list[row] * scalar_derivative(
                     code, margin, targets_list[row], epsilon
                 )
-                derivatives = [derivative]
                 gradient = values * (derivative if float_factor else np.float64(derivative))
                 largest_derivative = smallest_derivative = abs(derivative)
             else:
+                w_intercept, root_n_intercept = intercept_weights(
+                    intercept_z, intercept_n, parameters
+                )
                 margin = margins[position : position + 1]  # a view, shape (1, K)
                 np.add(values @ w_row, w_intercept, out=margin[0])
                 derivative = sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
@@ -111,7 +123,22 @@ def learn(state, parameters, X, targets, sample_weight, rows):
                 smallest_n,
                 guard=not smallest_derivative * smallest_value > unguarded_gradient,
             )
-            if parameters.fit_intercept:
+            if not parameters.fit_intercept:
+                continue
+            if single_output:
+                clipped = clip(derivative, bound)
+                intercept_z[0], intercept_n[0] = step(
+                    intercept_z[0],
+                    intercept_n[0],
+                    root_n_intercept,
+                    w_intercept,
+                    clipped,
+                    clipped * clipped,
+                    learning_rate,
+                    power,
+                    0.0,  # the intercept's state is float64
+                )
+            else:
                 clipped = [clip(d, bound) for d in derivatives]
                 step_intercepts(
                     intercept_z,

@@ -52,7 +52,8 @@ class PredictionCache:
             return False
         source = (state.z, state.n, parameters, engine.name)
         kept = self._source
-        if kept is None or kept[0] is not state.z or kept[1] is not state.n or kept[2:] != source[2:]:
+        same_arrays = kept is not None and kept[0] is state.z and kept[1] is state.n
+        if not same_arrays or kept[2:] != source[2:]:
             self.clear()
             self._source = source
         return True
