@@ -128,7 +128,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Storage type of ``z_`` and ``n_``, set when the state is created.
+        Storage type of ``z_`` and ``n_``, set when the state is created (a
+        later change is refused until a ``fit`` without ``warm_start``).
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
         gradients are clipped to 1e15 so that the state stays finite.

@@ -1,4 +1,4 @@
-"""The estimators against the slow reference written from docs/ftrl-math.md."""
+"""The estimators against the slow reference written from docs/algorithm.rst."""
 
 import math
 
