@@ -142,8 +142,8 @@ class UndoLog:
         """Record the old ``z``, ``n`` (shape (m,) or (m, K)) of ``columns`` (m,)."""
         end = self.used + len(columns)
         self.columns[self.used : end] = columns
-        self.z[self.used : end] = z.reshape(len(columns), -1)
-        self.n[self.used : end] = n.reshape(len(columns), -1)
+        self.z[self.used : end] = z.reshape(self.z[self.used : end].shape)
+        self.n[self.used : end] = n.reshape(self.n[self.used : end].shape)
         self.used = end
 
     def restore(self):
