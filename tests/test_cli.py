@@ -678,22 +678,43 @@ def test_usage_errors_in_a_subprocess(subprocess_failures, case):
     check_usage_error(case, result, directory)
 
 
-def test_terminated_training_removes_its_temporary_file(tmp_path):
-    # Enough rows (three passes) that training is still running when its
-    # temporary model file appears.
-    write(tmp_path / "train.svm", shipped_lines("a9a.gz") * 6)
+def test_terminated_training_leaves_nothing_behind(tmp_path):
+    # Training reads a FIFO that stays open, so it is certainly still running
+    # when SIGTERM arrives, whatever the machine's speed.
+    fifo = tmp_path / "train.fifo"
+    os.mkfifo(fifo)
     process = subprocess.Popen(
-        command("train", "train.svm", "--model", "model", "--passes", 3),
+        command("train", "train.fifo", "--model", "model", "--classes=-1,1",
+                "--n-features", 123),
         cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True,
     )
-    while len(os.listdir(tmp_path)) == 1 and process.poll() is None:
-        time.sleep(0.01)
-    assert [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
-    process.terminate()
-    _, stderr = process.communicate(timeout=300)
+    with open(fifo, "wb") as writer:  # opens once the command opens the FIFO
+        writer.write(b"".join(shipped_lines("a9a.gz")[:2000]))
+        writer.flush()
+        time.sleep(1.0)
+        process.terminate()
+        _, stderr = process.communicate(timeout=300)
     assert process.returncode == 128 + signal.SIGTERM, stderr
-    assert stderr == "skftrl: interrupted\n"
+    assert stderr.endswith("skftrl: interrupted\n"), stderr
+    assert sorted(os.listdir(tmp_path)) == ["train.fifo"]
+
+
+def test_an_interrupted_model_write_removes_its_temporary_file(tmp_path, monkeypatch):
+    import skftrl._cli
+
+    write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:500])
+    seen = []
+
+    def interrupted_save(estimator, path, file):
+        file.write(b"part of a model")
+        seen.extend(name for name in os.listdir(tmp_path) if name.endswith(".tmp"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(skftrl._cli, "save_model", interrupted_save)
+    result = run_here("train", "train.svm", "--model", "model", cwd=tmp_path)
+    assert seen, "the model is written to a temporary file first"
+    assert result.returncode == 128 + signal.SIGINT, result.stderr
     assert os.listdir(tmp_path) == ["train.svm"]
 
 
