@@ -3,7 +3,6 @@
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.metrics import accuracy_score
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import (
@@ -230,9 +229,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-3,
+        tol=1e-4,
         n_iter_no_change=5,
-        early_stopping=False,
+        early_stopping="refit",
         validation_fraction=0.1,
         shuffle=True,
         random_state=None,
@@ -269,11 +268,6 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     def _kernel_loss(self):
         return ("log_loss" if self.z_.shape[0] == 1 else "multinomial"), 0.0
-
-    def _validation_score(self, X, targets, sample_weight):
-        """Accuracy on encoded targets (0/1, or class indices), for ``early_stopping``."""
-        predicted = _class_indices(self._linear_scores(X))
-        return accuracy_score(targets, predicted, sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, classes, reset):
         """Validate a batch: canonical X, kernel targets, per-row weights.

@@ -4,7 +4,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
-from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
@@ -207,9 +206,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-3,
+        tol=1e-4,
         n_iter_no_change=5,
-        early_stopping=False,
+        early_stopping="refit",
         validation_fraction=0.1,
         shuffle=True,
         random_state=None,
@@ -246,11 +245,6 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     def _kernel_loss(self):
         return self.loss, self.epsilon
-
-    def _validation_score(self, X, targets, sample_weight):
-        """R^2 of the predictions, for ``early_stopping``."""
-        margins = self._linear_scores(X)[:, 0]
-        return r2_score(targets, self._mean_from_margins(margins), sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, reset):
         """Validate a batch: canonical X, float targets, per-row weights."""
