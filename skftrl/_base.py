@@ -494,7 +494,9 @@ class BaseFTRL(BaseEstimator):
                     random_state.shuffle(all_rows)
                 self._learn(X, targets, sample_weight, all_rows)
 
-    def _passes_until_no_change(self, X, targets, sample_weight, rows, random_state, criterion=None):
+    def _passes_until_no_change(
+        self, X, targets, sample_weight, rows, random_state, criterion=None
+    ):
         """Passes over ``rows`` (shuffled when ``shuffle``) until ``criterion()``
         after a pass (default: the pass's progressive loss; lower is better)
         has not improved on the best by ``tol`` for ``n_iter_no_change`` passes
