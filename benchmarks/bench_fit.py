@@ -178,7 +178,10 @@ def curve(name, ds, passes):
         model = FTRLClassifier(random_state=0, **params)
         losses = []
         for n_passes in range(1, passes + 1):
-            model.set_params(max_iter=1, tol=None, warm_start=n_passes > 1, random_state=n_passes)
+            model.set_params(
+                max_iter=1, tol=None, early_stopping=False, warm_start=n_passes > 1,
+                random_state=n_passes,
+            )
             model.fit(ds.X_train, ds.y_train)
             losses.append(held_out_loss(model, ds))
         label = ", ".join(f"{k}={v:g}" for k, v in params.items()) or "l1=l2=0"
