@@ -383,7 +383,7 @@ class BaseFTRL(BaseEstimator):
         """Training and validation rows for ``early_stopping``, as SGDClassifier.
 
         Stratified by class for classifiers, unless a class has a single row
-        (it then cannot be in both sets); raises a ValueError naming the
+        or a set would be smaller than the number of classes; raises a ValueError naming the
         problem when either set would be empty.
         """
         n_rows = len(targets)
@@ -394,8 +394,12 @@ class BaseFTRL(BaseEstimator):
                 "early_stopping=False to fit on fewer."
             )
         splitter = ShuffleSplit
-        if is_classifier(self) and np.unique(targets, return_counts=True)[1].min() >= 2:
-            splitter = StratifiedShuffleSplit
+        if is_classifier(self):
+            counts = np.unique(targets, return_counts=True)[1]
+            n_validation = int(np.ceil(self.validation_fraction * n_rows))
+            # Stratification needs each class in both sets.
+            if counts.min() >= 2 and len(counts) <= min(n_validation, n_rows - n_validation):
+                splitter = StratifiedShuffleSplit
         cv = splitter(test_size=self.validation_fraction, random_state=random_state)
         training_rows, validation_rows = next(cv.split(np.zeros((n_rows, 1)), targets))
         # In their original order, which fit keeps when shuffle=False.
