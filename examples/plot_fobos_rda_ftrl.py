@@ -1,7 +1,7 @@
 """
-==========================================================
+=======================================================
 L1 sparsity of FTRL-Proximal, RDA and FOBOS on one pass
-==========================================================
+=======================================================
 
 McMahan (AISTATS 2011) relates three online learners with L1
 regularization that differ only in how they handle the L1 penalty and where

@@ -1,7 +1,7 @@
 """
-=====================================================================
+=======================================================================
 Online gradient descent and exact streaming least squares, pass by pass
-=====================================================================
+=======================================================================
 
 Two online learners from the seed documents, on the bike-sharing counts
 (:func:`~skftrl.datasets.load_bike_sharing`):
