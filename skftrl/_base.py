@@ -383,8 +383,8 @@ class BaseFTRL(BaseEstimator):
         """Training and validation rows for ``early_stopping``, as SGDClassifier.
 
         Stratified by class for classifiers, unless a class has a single row
-        or a set would be smaller than the number of classes; raises a ValueError naming the
-        problem when either set would be empty.
+        or a set would be smaller than the number of classes; raises a
+        ValueError naming the problem when either set would be empty.
         """
         n_rows = len(targets)
         if n_rows < 2:
