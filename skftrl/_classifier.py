@@ -229,11 +229,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     >>> from skftrl import FTRLClassifier
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     >>> y = np.array(["spam", "ham", "spam", "ham"])
-    >>> clf = FTRLClassifier(learning_rate=0.5, random_state=0).fit(X, y)
-    >>> clf.predict([[1.0, 0.0], [0.0, 1.0]])
+    >>> clf = FTRLClassifier(learning_rate=0.5, max_iter=10, tol=None, random_state=0)
+    >>> clf.fit(X, y).predict([[1.0, 0.0], [0.0, 1.0]])
     array(['spam', 'ham'], dtype='<U4')
     >>> clf.predict_proba([[1.0, 0.0]]).round(2)
-    array([[0.05, 0.95]])
+    array([[0.18, 0.82]])
     """
 
     _parameter_constraints: dict = {
