@@ -475,19 +475,28 @@ class BaseFTRL(BaseEstimator):
         # more than one pass reads, not the whole width of a hashed model.
         kept = self._snapshot_state(np.unique(X.indices))
         validation_scores = []
+        # The best pass is the last whose held-out loss is within tol of the
+        # lowest: passes closer than tol count as equal, and the later one has
+        # learned more, which matters when "refit" learns 10% more rows.
+        tie = self.tol or 0.0
+        best_iteration = 0
 
         def held_out_loss():
+            nonlocal best_iteration
             score = self._validation_score(X_validation, *validation)
-            # The best pass is the first with the highest score, whatever tol.
-            if self.early_stopping is True and score > max(validation_scores, default=-np.inf):
-                self._copy_state_into(kept)
             validation_scores.append(score)
+            # Within tol of the best so far is within tol of the best of all
+            # passes to come, unless a later one is best: then it is kept.
+            if score >= max(validation_scores) - tie:
+                best_iteration = len(validation_scores)
+                if self.early_stopping is True:
+                    self._copy_state_into(kept)
             return -score
 
         self.n_iter_ = self._passes_until_no_change(
             X, targets, sample_weight, rows, random_state, held_out_loss
         )
-        self.best_iteration_ = int(np.argmax(validation_scores)) + 1
+        self.best_iteration_ = best_iteration
         self.validation_scores_ = validation_scores
         self.best_validation_score_ = validation_scores[self.best_iteration_ - 1]
         self._restore_state(kept)

@@ -90,21 +90,22 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     early_stopping : {"refit", True, False}, default="refit"
         How :meth:`fit` chooses the number of passes. With ``True`` and
         ``"refit"`` it holds out ``validation_fraction`` of the rows
-        (stratified by class, or at random when a class has a single row),
+        (stratified by class, or at random when that is impossible),
         learns the others pass by pass, scores the held-out rows' mean log
-        loss after each pass, and stops by ``tol`` and ``n_iter_no_change``.
-        ``True`` then **restores the state of the best pass** (the lowest
-        held-out loss), as Keras' ``restore_best_weights``: the model never
-        learns the held-out rows. ``"refit"`` starts again from the state
-        :meth:`fit` started from and learns *all* the rows in as many passes
-        as the best had, so that no row is wasted; on sparse data where one
-        pass is best, that is one pass over every row. ``False`` learns all the rows and stops on the
-        progressive loss of each pass (each row's loss before it is
-        learned), as :class:`~sklearn.linear_model.SGDClassifier` does;
-        on hashed, mostly rare features that loss keeps falling while the
-        model memorizes them and the held-out loss rises. Saving the best
-        pass copies the state of the columns the data uses, not of the
-        whole width of a hashed model. :meth:`partial_fit` ignores it.
+        loss after each pass, and stops by ``tol`` and ``n_iter_no_change``. The best pass is the last whose held-out loss
+        is within ``tol`` of the lowest. ``True`` then **restores the state
+        of the best pass**, as Keras' ``restore_best_weights``: the model
+        never learns the held-out rows. ``"refit"`` starts again from the
+        state :meth:`fit` started from and learns *all* the rows in as many
+        passes as the best had, so that no row is wasted; on sparse data
+        where one pass is best, that is one pass over every row. ``False``
+        learns all the rows and stops on the progressive loss of each pass
+        (each row's loss before it is learned), as
+        :class:`~sklearn.linear_model.SGDClassifier` does; on hashed, mostly
+        rare features that loss keeps falling while the model memorizes
+        them and the held-out loss rises. Saving the best pass copies the
+        state of the columns the data uses, not of the whole width of a
+        hashed model. :meth:`partial_fit` ignores it.
 
     validation_fraction : float, default=0.1
         The fraction of the rows held out by early stopping. Range (0, 1).
@@ -204,8 +205,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         is the held-out loss after pass ``k + 1``). None otherwise.
 
     best_validation_score_ : float or None
-        ``max(validation_scores_)``: minus the held-out loss of the returned
-        model's pass. None without early stopping.
+        Minus the held-out loss of the returned model's pass: the highest of
+        ``validation_scores_``, or a later one within ``tol`` of it. None
+        without early stopping.
 
     n_features_in_ : int
         Number of features seen during fit.
