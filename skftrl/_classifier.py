@@ -92,9 +92,10 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         ``"refit"`` it holds out ``validation_fraction`` of the rows
         (stratified by class, or at random when that is impossible),
         learns the others pass by pass, scores the held-out rows' mean log
-        loss after each pass, and stops by ``tol`` and ``n_iter_no_change``. The best pass is the last whose held-out loss
-        is within ``tol`` of the lowest. ``True`` then **restores the state
-        of the best pass**, as Keras' ``restore_best_weights``: the model
+        loss after each pass, and stops by ``tol`` and ``n_iter_no_change``.
+        The best pass is the last whose held-out loss is within ``tol`` of
+        the lowest. ``True`` then **restores the state of the best pass**,
+        as Keras' ``restore_best_weights``: the model
         never learns the held-out rows. ``"refit"`` starts again from the
         state :meth:`fit` started from and learns *all* the rows in as many
         passes as the best had, so that no row is wasted; on sparse data
