@@ -1,98 +1,202 @@
-"""Memory and speed of ``skftrl train`` on LIBSVM files of growing size.
+"""The ``skftrl`` command end to end: against Vowpal Wabbit's driver, start-up, CSV, memory.
 
-Writes files of a9a rows drawn at random (a9a's 123 features, about 14
-non-zeros a row) into a temporary directory, runs ``skftrl train`` on each
-under ``/usr/bin/time -v``, and prints the peak resident memory, the wall time
-and the rows per second. Memory must not grow with the file: the reader holds
-one chunk at a time. Then checks that the model of the largest file equals
-``partial_fit`` over the same chunks of the whole file loaded in memory, and
-measures parsing alone. The files are deleted at the end.
+1. On a9a repeated 20 times (651,220 rows; the copy shipped in skftrl/_data),
+   one pass over the same file: ``skftrl train`` (with the first pass that
+   finds the classes and width, and with ``--n-features``/``--classes``, one
+   pass) against Vowpal Wabbit's own driver, ``python -m vowpalwabbit -d FILE
+   --ftrl`` (the ``vowpalwabbit`` package ships no ``vw`` executable; its
+   ``__main__`` runs the C++ driver, parser included, on the file), on the
+   same rows in VW's text format. Wall time of the whole command, taking
+   turns, median of ``--repeats``; rows/s and the ratio skftrl / VW.
+2. Start-up: ``skftrl --version``, median wall time of 5 runs.
+3. CSV: rows/s of the reader (parse, hash, CSR) against the previous reader
+   (skftrl/_io.py at ``--previous``, read from git), on the bike sharing file
+   shipped in skftrl/_data repeated 20 times; the two CSR matrices must be equal.
+4. Peak resident memory of ``skftrl train`` (``/usr/bin/time -v``) on 10**5
+   and 10**6 rows of a9a drawn at random: flat in the file size.
 
-    python benchmarks/bench_cli.py [--rows 100000 1000000]
+Every file is written to a temporary directory, deleted at the end.
+
+    python benchmarks/bench_cli.py [--repeats 3] [--previous edf8ee9]
 """
 
 import argparse
 import gzip
+import importlib.util
 import os
 import re
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from importlib.resources import files
 
-import joblib
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 
-from skftrl import FTRLClassifier
-from skftrl._io import read_libsvm
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-CHUNK_SIZE = 10_000  # skftrl train's default --chunk-size
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VW_ARGS = ["--ftrl", "--loss_function", "logistic", "-b", "18", "--holdout_off", "--quiet"]
 
 
-def write_rows(path, n_rows, seed=0):
-    """``n_rows`` lines of a9a drawn at random."""
-    lines = gzip.decompress((files("skftrl") / "_data" / "a9a.gz").read_bytes()).splitlines(
-        keepends=True
-    )
-    picks = np.random.RandomState(seed).randint(len(lines), size=n_rows)
+def shipped(name):
+    return gzip.decompress((files("skftrl") / "_data" / name).read_bytes())
+
+
+def environment():
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+
+
+def seconds(command, cwd, cpu=None):
+    """Wall seconds of a command; its CPU seconds (user + system) appended to ``cpu``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    subprocess.run(command, check=True, cwd=cwd, env=environment(), capture_output=True)
+    wall = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if cpu is not None:
+        cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return wall
+
+
+def skftrl(*args):
+    return [sys.executable, "-m", "skftrl", *map(str, args)]
+
+
+def end_to_end(directory, repeats):
+    a9a = shipped("a9a.gz")
+    n_rows = a9a.count(b"\n") * 20
+    with open(os.path.join(directory, "a9a20"), "wb") as file:
+        file.write(a9a * 20)
+    with open(os.path.join(directory, "a9a20.vw"), "wb") as file:
+        vw_text = b"".join(
+            line.split(b" ", 1)[0] + b" |f " + line.split(b" ", 1)[1] + b"\n"
+            for line in a9a.splitlines()
+        )
+        file.write(vw_text * 20)
+    runs = {
+        "skftrl train (first pass finds classes, width)": skftrl(
+            "train", "a9a20", "--model", "m", "--l1", 1, "--quiet"),
+        "skftrl train --n-features 123 --classes=-1,1": skftrl(
+            "train", "a9a20", "--model", "m", "--l1", 1, "--quiet", "--n-features", 123,
+            "--classes=-1,1"),
+        "vw --ftrl (python -m vowpalwabbit)": [
+            sys.executable, "-m", "vowpalwabbit", "-d", "a9a20.vw", "-f", "vw.model", *VW_ARGS],
+    }
+    times = {name: [] for name in runs}
+    cpu_times = {name: [] for name in runs}
+    for _ in range(repeats):  # taking turns
+        for name, command in runs.items():
+            times[name].append(seconds(command, directory, cpu_times[name]))
+    name_vw = "vw --ftrl (python -m vowpalwabbit)"
+    vw, vw_cpu = statistics.median(times[name_vw]), statistics.median(cpu_times[name_vw])
+    print(f"1. one pass over a9a x 20 ({n_rows:,} rows), the whole command, median of "
+          f"{repeats}; wall time, and CPU time (user + system, which waiting for a "
+          "shared CPU or disk does not inflate):")
+    for name, measured in times.items():
+        wall, cpu = statistics.median(measured), statistics.median(cpu_times[name])
+        print(f"   {name:<48} wall {wall:6.2f} s {n_rows / wall:>9,.0f} rows/s ratio to VW "
+              f"{vw / wall:.2f} | CPU {cpu:5.2f} s {n_rows / cpu:>9,.0f} rows/s ratio to VW "
+              f"{vw_cpu / cpu:.2f}")
+
+
+def startup(directory):
+    cpu, bare_cpu = [], []
+    measured = [seconds(skftrl("--version"), directory, cpu) for _ in range(5)]
+    bare = [seconds([sys.executable, "-c", "pass"], directory, bare_cpu) for _ in range(5)]
+    print(f"2. skftrl --version: wall {statistics.median(measured):.3f} s, CPU "
+          f"{statistics.median(cpu):.3f} s (python -c pass: wall {statistics.median(bare):.3f} s, "
+          f"CPU {statistics.median(bare_cpu):.3f} s), median of 5")
+
+
+def previous_reader(commit, directory):
+    """skftrl/_io.py at ``commit``, imported as a module, or None."""
+    try:
+        source = subprocess.run(["git", "show", f"{commit}:skftrl/_io.py"], cwd=ROOT,
+                                check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    path = os.path.join(directory, "previous_io.py")
     with open(path, "wb") as file:
-        for start in range(0, n_rows, 100_000):
-            file.write(b"".join(lines[i] for i in picks[start : start + 100_000]))
+        file.write(source)
+    spec = importlib.util.spec_from_file_location("previous_io", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def train_measured(data, model):
-    """Run ``skftrl train``; return peak RSS (MB) and wall seconds from time -v."""
-    result = subprocess.run(
-        ["/usr/bin/time", "-v", sys.executable, "-m", "skftrl", "train", data,
-         "--model", model, "--l1", "1", "--quiet"],
-        capture_output=True, text=True, check=True,
-    )
-    peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)[1])
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", result.stderr)[1]
-    seconds = sum(float(part) * 60**i for i, part in enumerate(reversed(wall.split(":"))))
-    return peak_kb / 1024, seconds
+def csv_speed(directory, commit, repeats):
+    from skftrl._io import CsvLayout, read_csv
+
+    bike = shipped("bike_sharing_hour.csv.gz")
+    header, body = bike.split(b"\n", 1)
+    header = header.rstrip(b"\r")
+    path = os.path.join(directory, "bike20.csv")
+    with open(path, "wb") as file:
+        file.write(header + b"\n" + body * 20)
+    n_rows = body.count(b"\n") * 20
+    kinds = {name: "numeric" if name in ("temp", "atemp", "hum", "windspeed") else "categorical"
+             for name in header.decode().split(",") if name != "cnt"}
+    layout = CsvLayout("cnt", kinds, True, 20)
+    readers = {"now": lambda: list(read_csv(path, layout, 10_000))}
+    previous = previous_reader(commit, directory)
+    if previous is not None:
+        old_layout = {"label_column": "cnt", "kinds": kinds, "numeric_labels": True,
+                      "hash_bits": 20}
+        readers[f"previous ({commit})"] = lambda: list(previous.read_csv(path, old_layout, 10_000))
+    times = {name: [] for name in readers}
+    results = {}
+    for _ in range(repeats):
+        for name, read in readers.items():
+            began = time.perf_counter()
+            results[name] = read()
+            times[name].append(time.perf_counter() - began)
+    print(f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), median of {repeats}:")
+    for name, measured in times.items():
+        print(f"   {name:<20} {n_rows / statistics.median(measured):>10,.0f} rows/s")
+    if previous is None:
+        print("   (the previous reader could not be read from git)")
+    else:
+        same = all(
+            (a.X != b.X).nnz == 0 and np.array_equal(a.y, b.y)
+            for a, b in zip(*results.values(), strict=True)
+        )
+        print(f"   the same CSR matrices and labels: {same}")
 
 
-def same_as_partial_fit(data, model):
-    """Whether the saved state equals partial_fit over the same chunks in memory."""
-    X, y = load_svmlight_file(data)
-    reference = FTRLClassifier(l1=1.0)
-    for start in range(0, X.shape[0], CHUNK_SIZE):
-        rows = slice(start, start + CHUNK_SIZE)
-        reference.partial_fit(X[rows], y[rows], classes=[-1, 1])
-    trained = joblib.load(model)["estimator"]
-    return all(
-        np.array_equal(getattr(trained, name), getattr(reference, name))
-        for name in ["z_", "n_", "z_intercept_", "n_intercept_"]
-    )
+def memory(directory):
+    if not os.path.exists("/usr/bin/time"):
+        print("4. peak memory: /usr/bin/time is not installed")
+        return
+    lines = shipped("a9a.gz").splitlines(keepends=True)
+    print("4. peak resident memory of skftrl train (a9a rows drawn at random):")
+    for n_rows in (100_000, 1_000_000):
+        path = os.path.join(directory, f"rows{n_rows}.svm")
+        picks = np.random.RandomState(0).randint(len(lines), size=n_rows)
+        with open(path, "wb") as file:
+            for start in range(0, n_rows, 100_000):
+                file.write(b"".join(lines[i] for i in picks[start : start + 100_000]))
+        result = subprocess.run(
+            ["/usr/bin/time", "-v", *skftrl("train", path, "--model", "m", "--quiet")],
+            capture_output=True, text=True, check=True, cwd=directory, env=environment(),
+        )
+        peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)[1])
+        size = os.path.getsize(path) / 2**20
+        print(f"   {n_rows:>10,} rows ({size:,.0f} MB): peak RSS {peak / 1024:,.0f} MB")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--previous", default="edf8ee9", help="git commit of the previous CSV reader")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        for n_rows in args.rows:
-            data = os.path.join(directory, f"rows{n_rows}.svm")
-            model = os.path.join(directory, f"rows{n_rows}.model")
-            write_rows(data, n_rows)
-            size_mb = os.path.getsize(data) / 2**20
-            peak_mb, seconds = train_measured(data, model)
-            print(
-                f"{n_rows:>10,} rows ({size_mb:,.0f} MB): peak RSS {peak_mb:,.0f} MB, "
-                f"wall {seconds:.1f} s (a scan and a training pass: "
-                f"{2 * n_rows / seconds:,.0f} rows read/s)"
-            )
-        began, cpu = time.perf_counter(), time.process_time()
-        for _ in read_libsvm(data, CHUNK_SIZE, 123, zero_based=False):
-            pass
-        wall, cpu = time.perf_counter() - began, time.process_time() - cpu
-        print(
-            f"parsing alone: {n_rows / wall:,.0f} rows/s wall, {n_rows / cpu:,.0f} rows/s CPU"
-        )
-        print("model equals partial_fit over the same chunks:", same_as_partial_fit(data, model))
+        end_to_end(directory, args.repeats)
+        startup(directory)
+        csv_speed(directory, args.previous, args.repeats)
+        memory(directory)
 
 
 if __name__ == "__main__":

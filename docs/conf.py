@@ -22,6 +22,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # MathJax copied into the built pages, so that formulas render offline.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",  # docs/changelog.md, the single source of the changelog
@@ -58,6 +60,8 @@ html_title = f"skftrl {release}"
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
+    # Every page of the root toctree in the top bar, API and changelog included.
+    "header_links_before_dropdown": 10,
 }
 html_static_path = []
 html_show_sourcelink = False
@@ -74,13 +78,20 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     # An example that fails must fail the build.
     "abort_on_example_error": True,
+    # Figures at twice the resolution too, for high-density screens.
+    "image_srcset": ["2x"],
 }
 
 
+# No intersphinx: its inventories (objects.inv of scikit-learn, numpy, scipy,
+# joblib, dask) are fetched over the network at build time, which this build
+# does not have, and no package on PyPI ships them for offline use (the
+# intersphinx-registry package gives their addresses only). A missing
+# inventory is a warning, and the build runs with -W.
+#
 # Cross-references of scikit-learn's docstrings (inherited methods such as
 # score and set_params) point into scikit-learn's own documentation, which
-# this build cannot link to: it runs offline, without intersphinx. Keep their
-# text and drop the link.
+# this build cannot link to. Keep their text and drop the link.
 _SKLEARN_ROLE = re.compile(r":(?:ref|term):`([^`<]*?)\s*(?:<[^`>]*>)?`")
 
 

@@ -1,8 +1,23 @@
 """skftrl: FTRL-Proximal online learning for scikit-learn."""
 
-from ._classifier import FTRLClassifier
-from ._regressor import FTRLRegressor
-
 __version__ = "0.1.0"
 
 __all__ = ["FTRLClassifier", "FTRLRegressor", "__version__"]
+
+
+def __getattr__(name):
+    # Imported on first use: the estimators import scikit-learn (about a
+    # second), which `skftrl --version` and `skftrl --help` do not need.
+    if name == "FTRLClassifier":
+        from ._classifier import FTRLClassifier
+
+        return FTRLClassifier
+    if name == "FTRLRegressor":
+        from ._regressor import FTRLRegressor
+
+        return FTRLRegressor
+    raise AttributeError(f"module 'skftrl' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), "FTRLClassifier", "FTRLRegressor"])

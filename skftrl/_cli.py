@@ -1,101 +1,148 @@
-"""The ``skftrl`` command line: ``demo``, ``train``, ``predict`` and ``inspect``.
+"""The ``skftrl`` command line: ``demo``, ``train``, ``test``, ``predict`` and ``inspect``.
 
 Reading files is in ``_io.py``; this module parses options, runs the
 estimators over the chunks, and reports. Bad input ends with one line on
 stderr, ``skftrl: error: <file>:<line>: <what>``, and exit code 1; bad
 options with exit code 2, as argparse does.
+
+Only the standard library is imported at start-up, so that ``--help`` and
+``--version`` answer at once; numpy, scikit-learn and the estimators are
+imported by the commands that use them.
 """
 
 import argparse
 import os
-import shutil
 import signal
 import sys
 import threading
 import time
 
-import joblib
-import numpy as np
-from sklearn.metrics import log_loss, roc_auc_score
-
 from . import __version__
-from ._classifier import FTRLClassifier
-from ._io import (
-    MODEL_KIND,
-    DataError,
-    FeatureNames,
-    atomic_output,
-    data_format,
-    load_model,
-    open_binary,
-    read_csv,
-    read_libsvm,
-    scan_csv,
-    scan_libsvm,
-)
-from ._regressor import FTRLRegressor
-from .datasets import load_a9a
 
-# Rows per chunk when a command reads a file the user cannot size (predict, --test).
+# Rows per chunk when a command reads a file to score it (predict, test, --test).
 READ_CHUNK_SIZE = 10_000
+
+# The label-leak check fits the label on the numeric columns of the first
+# chunk: a fit this good means some columns are derived from the label.
+LEAK_R2 = 0.99
 
 
 class UsageError(Exception):
     """Options that cannot work together, or an invalid hyper-parameter: exit code 2."""
 
 
-class Progress:
-    """A one-line display on stderr, redrawn at most every ``interval`` seconds."""
-
-    def __init__(self, enabled, stream=None, interval=0.5):
-        self.enabled = enabled
-        self.stream = sys.stderr if stream is None else stream
-        self.interval = interval
-        self.last_shown = -np.inf
-        self.shown = False
-
-    def show(self, text):
-        now = time.perf_counter()
-        if not self.enabled or now - self.last_shown < self.interval:
-            return
-        width = shutil.get_terminal_size().columns - 1
-        self.stream.write("\r" + text[:width] + "\033[K")
-        self.stream.flush()
-        self.last_shown = now
-        self.shown = True
-
-    def clear(self):
-        if self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.shown = False
-        self.last_shown = -np.inf
-
-
 def format_label(label):
     """A class label as a user wrote it: 1 rather than 1.0."""
+    import numpy as np
+
     return f"{label:g}" if isinstance(label, (float, np.floating)) else str(label)
 
 
 def validated(estimator):
-    """The estimator, its hyper-parameters and engine checked before any data is read."""
+    """The estimator, its hyper-parameters and engine checked before any data is read.
+
+    A clone learns one row through the public API: whatever the estimator
+    refuses (a hyper-parameter out of range, ``engine="numba"`` without numba
+    or with ``batch_size > 1``) is refused before the input is opened.
+    """
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.base import clone, is_classifier
+
+    probe = clone(estimator)
+    X = sp.csr_matrix((1, 1))
     try:
-        estimator._validate_params()
-        if estimator.engine == "numba":  # it needs numba, and batch_size=1
-            estimator._pass_function()
-    except (ValueError, ImportError) as error:
+        if is_classifier(probe):
+            probe.partial_fit(X, np.zeros(1), classes=[0, 1])
+        else:
+            probe.partial_fit(X, np.zeros(1))
+    except (ValueError, TypeError, ImportError, RuntimeError) as error:
         raise UsageError(str(error)) from None
     return estimator
+
+
+def engine_name(estimator):
+    """The engine a model runs: numba when it imports and ``batch_size`` is 1, else numpy."""
+    if estimator.batch_size > 1 or estimator.engine == "numpy":
+        return "numpy"
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return "numpy"
+    return "numba"
+
+
+# --------------------------------------------------------------- progress
+class Progress:
+    """A live display on stderr when it is a terminal and tqdm is installed.
+
+    It shows the rows read, and the percentage and the time left when the
+    total is known (after a first pass), and always the rows per second and
+    the running loss: they come first, so that a narrow terminal shortens
+    only the bar. Elsewhere nothing is drawn; the commands print one line per
+    pass instead.
+    """
+
+    KNOWN_TOTAL = "{desc} | {rate_fmt} | {percentage:.0f}% ETA {remaining} | {n_fmt}/{total_fmt} {bar}"
+    UNKNOWN_TOTAL = "{desc} | {rate_fmt} | {n_fmt} rows {elapsed}"
+
+    def __init__(self, enabled):
+        self.bar = None
+        if not enabled or not sys.stderr.isatty():
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:  # tqdm is optional: one line per pass instead
+            return
+        self.bar = tqdm(
+            file=sys.stderr,
+            dynamic_ncols=True,
+            unit=" rows",
+            unit_scale=True,
+            leave=False,
+            mininterval=0.25,
+            bar_format=self.UNKNOWN_TOTAL,
+        )
+
+    def update(self, description, rows, total=None):
+        """Show ``rows`` read (of ``total``, when known) and ``description``."""
+        bar = self.bar
+        if bar is None:
+            return
+        bar.total = total
+        bar.bar_format = self.UNKNOWN_TOTAL if total is None else self.KNOWN_TOTAL
+        bar.set_description_str(description, refresh=False)
+        bar.update(rows - bar.n)
+
+    def restart(self):
+        if self.bar is not None:
+            self.bar.reset()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 # --------------------------------------------------------------------- demo
 def run_demo(args, out):
     """One streaming pass over a9a, with progressive validation, then a test score."""
+    import numpy as np
+    from sklearn.base import clone
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from ._classifier import FTRLClassifier
+    from .datasets import load_a9a
+
     model = validated(
         FTRLClassifier(learning_rate=args.learning_rate, beta=args.beta, l1=args.l1, l2=args.l2)
     )
     X_train, y_train, X_test, y_test = load_a9a()
     classes = np.unique(y_train)
+    # The engine's first call compiles or loads numba's cache: done here, on
+    # a copy, so that the training time below is the engine's own.
+    clone(model).partial_fit(X_train[:10], y_train[:10], classes=classes)
+    engine = engine_name(model)
     print(
         f"skftrl {__version__} demo: one FTRL-Proximal pass over a9a "
         f"({X_train.shape[0]:,} rows, {X_train.shape[1]} features), "
@@ -127,13 +174,189 @@ def run_demo(args, out):
     print(f"held-out log loss (a9a.t): {log_loss(y_test, proba):.4f}", file=out)
     print(f"held-out AUC (a9a.t):      {roc_auc_score(y_test, proba):.4f}", file=out)
     print(f"non-zero weights:          {nonzero} of {model.coef_.size}", file=out)
-    print(f"training speed:            {n_rows / train_seconds:,.0f} rows/s", file=out)
+    print(
+        f"training speed:            {n_rows / train_seconds:,.0f} rows/s "
+        f"(engine {engine}, after its warm-up; partial_fit on chunks in memory)",
+        file=out,
+    )
     return 0
 
 
+# ------------------------------------------------------------ model files
+MODEL_ATTRIBUTES = ("input_spec_", "hashed_feature_names_", "training_log_")
+
+
+def save_model(estimator, path, file):
+    """Write the estimator: skops for a ``.skops`` path, else joblib."""
+    if os.fspath(path).endswith(".skops"):
+        try:
+            import skops.io as sio
+        except ImportError:
+            raise UsageError(
+                f"{path}: saving a .skops model needs skops (pip install 'skftrl[skops]')"
+            ) from None
+        file.write(sio.dumps(estimator))
+    else:
+        import joblib
+
+        joblib.dump(estimator, file)
+
+
+def load_model(path):
+    """A fitted FTRLClassifier or FTRLRegressor from a model file.
+
+    The file is a joblib pickle (as ``skops train`` or ``joblib.dump``
+    write it), a skops file (zip; only skftrl's estimator types are trusted),
+    or the dictionary of skftrl 0.1.0. Like any pickle, a joblib file can run
+    code when loaded: load only files you trust.
+    """
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from ._classifier import FTRLClassifier
+    from ._io import LEGACY_MODEL_KIND, DataError
+    from ._regressor import FTRLRegressor
+
+    if not os.path.exists(path):
+        raise DataError(path, None, "No such file or directory")
+    try:
+        with open(path, "rb") as file:
+            is_zip = file.read(4) == b"PK\x03\x04"
+        if is_zip:
+            import skops.io as sio
+
+            trusted = [
+                f"{cls.__module__}.{cls.__qualname__}" for cls in (FTRLClassifier, FTRLRegressor)
+            ]
+            untrusted = set(sio.get_untrusted_types(file=path)) - set(trusted)
+            if untrusted:
+                raise DataError(
+                    path, None, f"the skops file holds types that are not skftrl's: {sorted(untrusted)}"
+                )
+            model = sio.load(path, trusted=trusted)
+        else:
+            import joblib
+
+            model = joblib.load(path)
+    except DataError:
+        raise
+    except Exception as error:  # a corrupt file fails in many ways
+        raise DataError(
+            path, None, f"not a readable skftrl model file ({type(error).__name__}: {error})"
+        ) from None
+    if isinstance(model, dict) and model.get("kind") == LEGACY_MODEL_KIND:
+        model = from_legacy_dict(path, model)
+    if not isinstance(model, (FTRLClassifier, FTRLRegressor)):
+        raise DataError(
+            path,
+            None,
+            f"not a skftrl model file: it holds a {type(model).__name__}, not a fitted "
+            "FTRLClassifier or FTRLRegressor",
+        )
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        raise DataError(path, None, f"the {type(model).__name__} in this file is not fitted") from None
+    return model
+
+
+def from_legacy_dict(path, saved):
+    """The estimator of a skftrl 0.1.0 model file, with its CLI attributes."""
+    from ._io import DataError
+
+    missing = [key for key in ("estimator", "input", "training") if key not in saved]
+    if missing:
+        raise DataError(
+            path, None, f"a damaged skftrl model file: no {', '.join(map(repr, missing))} in it"
+        )
+    estimator = saved["estimator"]
+    estimator.input_spec_ = dict(saved["input"], hash_bits=saved["input"].get("hash_bits"))
+    estimator.hashed_feature_names_ = saved.get("feature_names")
+    estimator.training_log_ = [saved["training"]]
+    return estimator
+
+
+def input_spec(estimator, args=None):
+    """How the model reads files: its ``input_spec_``, or for a model made in
+    Python (no ``input_spec_``), LIBSVM ``n_features_in_`` wide, indices from 1
+    unless ``--zero-based``."""
+    spec = getattr(estimator, "input_spec_", None)
+    if spec is not None:
+        return spec
+    return {
+        "format": "libsvm",
+        "n_features": int(estimator.n_features_in_),
+        "zero_based": bool(getattr(args, "zero_based", False)),
+        "hash_bits": None,
+    }
+
+
+def libsvm_layout(spec):
+    from ._io import LibsvmLayout
+
+    return LibsvmLayout(spec["n_features"], spec["zero_based"], spec.get("hash_bits"))
+
+
+def csv_layout(spec):
+    from ._io import CsvLayout
+
+    return CsvLayout(
+        spec["label_column"],
+        spec.get("kinds"),
+        spec["numeric_labels"],
+        spec["hash_bits"],
+        spec.get("weight_column"),
+        tuple(spec.get("ignored", ())),
+    )
+
+
+def chunk_reader(spec, chunk_size, names=None, on_first_chunk=None, find_kinds=None):
+    """A function ``read(path, labels=True)`` giving a file's chunks as ``spec`` says."""
+    from ._io import read_csv, read_libsvm
+
+    if spec["format"] == "libsvm":
+        layout = libsvm_layout(spec)
+
+        def read(path, labels=True):
+            return read_libsvm(path, chunk_size, layout, labels_required=labels)
+
+    else:
+
+        def read(path, labels=True):
+            return read_csv(
+                path, csv_layout(spec), chunk_size, "required" if labels else "ignored", names,
+                on_first_chunk, find_kinds,
+            )
+
+    return read
+
+
+def describe_input(spec):
+    if spec["format"] == "libsvm":
+        if spec.get("hash_bits") is not None:
+            return f"LIBSVM, indices hashed into 2**{spec['hash_bits']} features"
+        first = 0 if spec["zero_based"] else 1
+        return f"LIBSVM, {spec['n_features']:,} features (indices from {first})"
+    kinds = list(spec["kinds"].values())
+    text = (
+        f"CSV, label column {spec['label_column']!r}, "
+        f"{kinds.count('numeric')} numeric and {kinds.count('categorical')} "
+        f"categorical columns hashed into 2**{spec['hash_bits']} features"
+    )
+    if spec.get("weight_column"):
+        text += f", weights from {spec['weight_column']!r}"
+    if spec.get("ignored"):
+        text += f", {len(spec['ignored'])} columns ignored"
+    return text
+
+
 # -------------------------------------------------------------------- train
-def make_estimator(args):
-    """The estimator the options ask for; options left unset keep its defaults."""
+def make_estimator(args, initial):
+    """The estimator the options ask for; options left unset keep its defaults
+    (or, with ``-i``, the continued model's)."""
+    from ._classifier import FTRLClassifier
+    from ._regressor import FTRLRegressor
+
     given = {
         "learning_rate": args.learning_rate,
         "beta": args.beta,
@@ -143,120 +366,314 @@ def make_estimator(args):
         "engine": args.engine,
     }
     params = {name: value for name, value in given.items() if value is not None}
-    if args.task == "classify":
-        if args.loss is not None or args.epsilon is not None:
-            raise UsageError(
-                "--loss and --epsilon are for --task regress; classification "
-                "uses the log loss (two classes) or the multinomial loss (more)"
-            )
-        return validated(FTRLClassifier(**params))
     if args.loss is not None:
         params["loss"] = args.loss
     if args.epsilon is not None:
         params["epsilon"] = args.epsilon
-    return validated(FTRLRegressor(**params))
+    classify = args.task == "classify"
+    if classify and ("loss" in params or "epsilon" in params):
+        raise UsageError(
+            "--loss and --epsilon are for --task regress; classification "
+            "uses the log loss (two classes) or the multinomial loss (more)"
+        )
+    if initial is not None:
+        if isinstance(initial, FTRLClassifier) != classify:
+            kind = "a classifier" if isinstance(initial, FTRLClassifier) else "a regressor"
+            raise UsageError(
+                f"--initial-model {args.initial_model} is {kind}: use "
+                f"--task {'classify' if isinstance(initial, FTRLClassifier) else 'regress'}"
+            )
+        validated(initial.__class__(**{**initial.get_params(), **params}))
+        return initial.set_params(**params)
+    Estimator = FTRLClassifier if classify else FTRLRegressor
+    return validated(Estimator(**params))
+
+
+def check_paths(args):
+    """The model must not overwrite the data it is trained or tested on."""
+    written = os.path.realpath(args.model)
+    for option, path in (("DATA", args.data), ("--test", args.test)):
+        if path not in (None, "-") and os.path.realpath(path) == written:
+            raise UsageError(f"--model {args.model} is the {option} file: it would be overwritten")
 
 
 def check_format_options(args, data_kind):
     """Options that belong to the other format are mistakes, not silently ignored."""
+    csv_only = {
+        "--label-column": args.label_column,
+        "--weight-column": args.weight_column,
+        "--ignore": args.ignore,
+        "--keep": args.keep,
+        "--categorical": args.categorical,
+    }
     if data_kind == "csv":
-        if args.label_column is None:
+        if args.label_column is None and args.initial_model is None:
             raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
-        if args.n_features is not None:
-            raise UsageError("--n-features is for LIBSVM data; CSV data is hashed (--hash-bits)")
-    else:
-        if args.label_column is not None or args.hash_bits is not None:
+        if args.n_features is not None or args.zero_based:
             raise UsageError(
-                f"{args.data} is read as LIBSVM, which takes neither --label-column "
-                "nor --hash-bits (use --format csv for CSV data)"
+                "--n-features and --zero-based are for LIBSVM data; CSV data is hashed (--hash-bits)"
             )
-
-
-def chunk_reader(spec, chunk_size, names=None):
-    """A function ``read(path, labels=True)`` giving a file's chunks as ``spec`` says.
-
-    ``spec`` is the model file's ``"input"``: how its training file was read.
-    """
-    if spec["format"] == "libsvm":
-
-        def read(path, labels=True):
-            return read_libsvm(
-                path, chunk_size, spec["n_features"], spec["zero_based"], labels_required=labels
-            )
-
     else:
-
-        def read(path, labels=True):
-            return read_csv(
-                path, spec, chunk_size, "required" if labels else "ignored", names
+        given = [option for option, value in csv_only.items() if value is not None]
+        if given:
+            raise UsageError(
+                f"{args.data} is read as LIBSVM, which takes no {', '.join(given)} "
+                "(use --format csv for CSV data)"
             )
+        if args.n_features is not None and args.hash_bits is not None:
+            raise UsageError("--n-features or --hash-bits, not both")
 
-    return read
+
+def parse_classes(text):
+    """``--classes``: numbers when every one is a number, else strings."""
+    import numpy as np
+
+    names = [name.strip() for name in text.split(",")]
+    if len(names) < 2 or "" in names or len(set(names)) < len(names):
+        raise UsageError(f"--classes needs two distinct labels or more, comma-separated: {text!r}")
+    try:
+        return np.unique(np.array(names, dtype=np.float64)), True
+    except ValueError:
+        return np.array(sorted(names)), False
 
 
-def scan_training_file(args, data_kind, classify, progress):
-    """The first pass: the model's input spec, its classes, and the row count."""
+def memory_needed(n_outputs, n_features, dtype):
+    """Bytes of a state of ``n_outputs`` x ``n_features`` (z and n)."""
+    import numpy as np
+
+    return 2 * n_outputs * n_features * np.dtype(dtype).itemsize
+
+
+def check_memory(estimator, n_features, classes):
+    """Refuse a width whose state cannot fit in memory, saying what it needs."""
+    n_outputs = 1 if classes is None or len(classes) == 2 else len(classes)
+    needed = memory_needed(n_outputs, n_features, estimator.dtype)
+    try:
+        available = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        available = None
+    if n_features > 2**62 or (available is not None and needed > available):
+        raise UsageError(memory_message(n_features, n_outputs, needed, available))
+
+
+def memory_message(n_features, n_outputs, needed, available=None):
+    have = "" if available is None else f", more than this machine's {available / 2**30:,.1f} GiB"
+    return (
+        f"a model {n_features:,} features wide needs {needed / 2**30:,.1f} GiB for its state "
+        f"(z and n, {n_outputs} output{'s' if n_outputs > 1 else ''}){have}: use --hash-bits B "
+        "to hash the features into 2**B columns"
+    )
+
+
+def known_input(args, data_kind, initial):
+    """What the options or the continued model tell of the input:
+    ``(spec or None, classes or None)``; None where a scan must find it."""
+    if initial is not None:
+        spec = input_spec(initial, args)
+        if spec["format"] != data_kind:
+            raise UsageError(
+                f"--initial-model {args.initial_model} reads {spec['format'].upper()} data, "
+                f"but {args.data} is read as {data_kind.upper()}"
+            )
+        classes = getattr(initial, "classes_", None)
+        return spec, classes
+    classes = numeric_classes = None
+    if args.classes is not None:
+        if args.task != "classify":
+            raise UsageError("--classes is for --task classify")
+        classes, numeric_classes = parse_classes(args.classes)
+    if data_kind == "libsvm":
+        if args.classes is not None and not numeric_classes:
+            raise UsageError(f"LIBSVM labels are numbers: --classes {args.classes}")
+        spec = None
+        if args.hash_bits is not None:
+            spec = {"format": "libsvm", "n_features": 2**args.hash_bits, "zero_based": True,
+                    "hash_bits": args.hash_bits}
+        elif args.n_features is not None:
+            spec = {"format": "libsvm", "n_features": args.n_features,
+                    "zero_based": args.zero_based, "hash_bits": None}
+        return spec, classes
+    # CSV: the column kinds come from the first chunk when nothing else needs a scan.
+    spec = {
+        "format": "csv",
+        "label_column": args.label_column,
+        "kinds": None,
+        "numeric_labels": True if args.task == "regress" else numeric_classes,
+        "hash_bits": 20 if args.hash_bits is None else args.hash_bits,
+        "weight_column": args.weight_column,
+        "ignored": [],
+    }
+    return spec, classes
+
+
+def column_list(text):
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
+def csv_columns_of(args):
+    """A function giving the feature columns of a CSV header, checking the column options."""
+    from ._io import feature_columns
+
+    ignore, keep = column_list(args.ignore) or [], column_list(args.keep)
+    categorical = column_list(args.categorical) or []
+
+    def columns_of(header, path):
+        from ._io import DataError
+
+        named = {"--ignore": ignore, "--keep": keep or [], "--categorical": categorical}
+        if args.weight_column is not None:
+            named["--weight-column"] = [args.weight_column]
+        for option, names in named.items():
+            absent = [name for name in names if name not in header]
+            if absent:
+                raise DataError(
+                    path, 1, f"{option}: no column {', '.join(map(repr, absent))} in the header "
+                    f"(the columns are: {', '.join(header)})"
+                )
+        if args.weight_column is not None and args.weight_column == args.label_column:
+            raise UsageError("--weight-column is the label column")
+        return feature_columns(header, args.label_column, args.weight_column, ignore, keep)
+
+    return columns_of, categorical
+
+
+def scan_csv_input(args, spec, classify, progress):
+    """The CSV spec's column kinds and the classes, by a first pass."""
+    from ._io import scan_csv
+
+    columns_of, categorical = csv_columns_of(args)
     name = os.path.basename(args.data)
 
     def show(rows):
-        progress.show(f"scanning {name}: {rows:,} rows")
+        progress.update(f"scanning {name}", rows)
 
-    if data_kind == "libsvm":
-        scan = scan_libsvm(args.data, args.chunk_size, classify, progress=show)
-        n_features = scan.n_features
-        if args.n_features is not None:
-            if args.n_features < scan.n_features:
-                raise DataError(
-                    args.data,
-                    scan.largest_index_line,
-                    f"feature index {scan.largest_index} is beyond --n-features "
-                    f"{args.n_features}",
-                )
-            n_features = args.n_features
-        spec = {"format": "libsvm", "n_features": n_features, "zero_based": scan.zero_based}
-    else:
-        hash_bits = 20 if args.hash_bits is None else args.hash_bits
-        scan = scan_csv(args.data, args.label_column, hash_bits, args.chunk_size, classify, show)
-        spec = {"format": "csv", **scan.layout}
-    progress.clear()
-    if classify and len(scan.labels) < 2:
-        raise DataError(
-            args.data,
-            None,
-            f"every label is {format_label(scan.labels[0])}: a classifier needs two classes or more",
-        )
+    scan = scan_csv(
+        args.data, args.label_column, args.chunk_size, classify,
+        lambda header: columns_of(header, args.data), categorical, show,
+    )
+    spec["kinds"] = scan.kinds
+    spec["ignored"] = ignored_columns(scan.header, spec)
+    spec["numeric_labels"] = scan.numeric_labels
     return spec, scan.labels, scan.n_rows
 
 
-def describe_input(spec):
-    if spec["format"] == "libsvm":
-        first = 0 if spec["zero_based"] else 1
-        return f"LIBSVM, {spec['n_features']:,} features (indices from {first})"
-    kinds = list(spec["kinds"].values())
-    return (
-        f"CSV, label column {spec['label_column']!r}, "
-        f"{kinds.count('numeric')} numeric and {kinds.count('categorical')} "
-        f"categorical columns hashed into 2**{spec['hash_bits']} features"
+def ignored_columns(header, spec):
+    """The header's columns that are neither features, label nor weight."""
+    used = {*spec["kinds"], spec["label_column"], spec.get("weight_column")}
+    return [name for name in header if name not in used]
+
+
+def kinds_finder(args, spec):
+    """``find_kinds(header, values)`` for read_csv: the kinds of the first chunk's values."""
+    from ._io import column_kinds
+
+    columns_of, categorical = csv_columns_of(args)
+
+    def find_kinds(header, values):
+        columns = columns_of(header, args.data)
+        if not values:
+            found = dict.fromkeys(columns, True)
+        else:
+            found = column_kinds(columns, values, categorical)
+        spec["kinds"] = {name: "numeric" if found[name] else "categorical" for name in columns}
+        spec["ignored"] = ignored_columns(header, spec)
+        return spec["kinds"], spec["ignored"]
+
+    return find_kinds
+
+
+def scan_libsvm_input(args, spec, classes, classify, progress, cache):
+    """The LIBSVM spec and classes, by a scan (its chunks kept in ``cache``)."""
+    from ._io import DataError, scan_libsvm
+
+    name = os.path.basename(args.data)
+
+    def show(rows):
+        progress.update(f"scanning {name}", rows)
+
+    scan = scan_libsvm(args.data, args.chunk_size, classify and classes is None, show, cache)
+    if spec is None:
+        spec = {"format": "libsvm", "n_features": scan.n_features,
+                "zero_based": scan.zero_based or args.zero_based, "hash_bits": None}
+    elif spec.get("hash_bits") is None and scan.largest_index >= 0:
+        offset = 0 if spec["zero_based"] else 1
+        if scan.largest_index + 1 - offset > spec["n_features"]:
+            raise DataError(
+                args.data,
+                scan.largest_index_line,
+                f"feature index {scan.largest_index} is beyond --n-features {spec['n_features']}",
+            )
+    return spec, (scan.labels if classes is None else classes), scan.n_rows
+
+
+def stream_error(args, width_missing):
+    """The error of a stream that would need a first pass."""
+    what = ["--n-features N (or --hash-bits B)"] if width_missing else []
+    if args.task == "classify":
+        what.append("--classes A,B,...")
+    return UsageError(
+        f"{args.data} is not a regular file and cannot be read twice: give "
+        + " and ".join(what)
+        + " so that one pass suffices (or continue a model with -i)"
     )
+
+
+def label_leaks(numbers_of, y):
+    """Numeric columns that, together, reproduce the label almost exactly.
+
+    Least squares of the label on the numeric columns of the first chunk
+    (with an intercept): when they explain over LEAK_R2 of its variance, the
+    columns without which they no longer do are returned, with the R^2.
+    """
+    import numpy as np
+
+    names = [name for name, values in numbers_of.items() if np.isfinite(values).all()]
+    if not names or y is None or y.dtype.kind != "f" or len(y) <= len(names) + 1:
+        return [], 0.0
+    variance = np.var(y)
+    if variance == 0:
+        return [], 0.0
+
+    def r2(columns):
+        A = np.column_stack([np.ones(len(y))] + [numbers_of[name] for name in columns])
+        residual = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        return 1 - np.mean(residual**2) / variance
+
+    explained = r2(names)
+    if explained < LEAK_R2:
+        return [], explained
+    needed = [name for name in names if r2([other for other in names if other != name]) < LEAK_R2]
+    return needed or names, explained
 
 
 def learn(estimator, chunk, classes, path):
     """``partial_fit`` on one chunk; a refusal is reported with the chunk's lines."""
+    import numpy as np
+
+    from ._io import DataError
+
     if getattr(estimator, "loss", None) == "poisson" and np.any(chunk.y < 0):
         line = chunk.lines[np.flatnonzero(chunk.y < 0)[0]]
         raise DataError(path, int(line), "--loss poisson needs labels >= 0")
+    if classes is not None:
+        check_known_labels(path, chunk, classes)
+    extra = {} if chunk.sample_weight is None else {"sample_weight": chunk.sample_weight}
     try:
-        if classes is None:
-            estimator.partial_fit(chunk.X, chunk.y)
+        if classes is None or hasattr(estimator, "classes_"):
+            estimator.partial_fit(chunk.X, chunk.y, **extra)
         else:
-            estimator.partial_fit(chunk.X, chunk.y, classes=classes)
+            estimator.partial_fit(chunk.X, chunk.y, classes=classes, **extra)
     except ValueError as error:
         first, last = int(chunk.lines[0]), int(chunk.lines[-1])
         raise DataError(path, first, f"in the rows of lines {first}-{last}: {error}") from None
 
 
 def check_known_labels(path, chunk, classes):
-    """Every label of a test file must be one of the model's classes."""
+    """Every label of a file must be one of the model's classes."""
+    import numpy as np
+
+    from ._io import DataError
+
     unknown = np.flatnonzero(~np.isin(chunk.y, classes))
     if unknown.size:
         raise DataError(
@@ -268,16 +685,23 @@ def check_known_labels(path, chunk, classes):
 
 
 def held_out_scores(estimator, read, path):
-    """Metrics on a labelled file: name, value pairs."""
+    """Metrics on a labelled file: (name, value) pairs, and the row count."""
+    import numpy as np
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    from ._classifier import FTRLClassifier
+
     n_rows = 0
-    if isinstance(estimator, FTRLRegressor):
+    if not isinstance(estimator, FTRLClassifier):
         squared, absolute = 0.0, 0.0
         for chunk in read(path):
             residuals = estimator.predict(chunk.X) - chunk.y
             squared += float(residuals @ residuals)
             absolute += float(np.abs(residuals).sum())
             n_rows += chunk.X.shape[0]
-        return [("RMSE", np.sqrt(squared / n_rows)), ("MAE", absolute / n_rows)]
+        if not n_rows:
+            return [], 0
+        return [("RMSE", np.sqrt(squared / n_rows)), ("MAE", absolute / n_rows)], n_rows
 
     classes = estimator.classes_
     loss_sum, correct = 0.0, 0
@@ -291,92 +715,256 @@ def held_out_scores(estimator, read, path):
         if len(classes) == 2:
             labels.append(chunk.y == classes[1])
             positive_proba.append(proba[:, 1])
+    if not n_rows:
+        return [], 0
     scores = [("log loss", loss_sum / n_rows)]
     if len(classes) == 2:
         labels = np.concatenate(labels)
         if 0 < labels.sum() < labels.size:  # AUC needs both classes
             scores.append(("AUC", roc_auc_score(labels, np.concatenate(positive_proba))))
     scores.append(("accuracy", correct / n_rows))
-    return scores
+    return scores, n_rows
+
+
+class Training:
+    """One ``skftrl train`` run: what the input is, the passes, the report, the model file."""
+
+    def __init__(self, args, out):
+        self.args, self.out = args, out
+        self.progress = Progress(enabled=False)
+
+    def report(self, text):
+        if not self.args.quiet:
+            print(text, file=self.out)
+
+    def warn(self, text):
+        print(f"skftrl: warning: {text}", file=sys.stderr)
+
+    def run(self):
+        from ._io import ChunkCache, DataError, FeatureNames, data_format, is_regular_file
+
+        args = self.args
+        check_paths(args)
+        data_kind = data_format(args.data, args.format)
+        initial = None if args.initial_model is None else load_model(args.initial_model)
+        if initial is not None and data_kind == "csv" and args.label_column is None:
+            args.label_column = input_spec(initial).get("label_column")
+        check_format_options(args, data_kind)
+        estimator = make_estimator(args, initial)
+        classify = args.task == "classify"
+        regular = is_regular_file(args.data)
+        if args.data != "-" and not os.path.exists(args.data):
+            raise DataError(args.data, None, "No such file or directory")
+        if args.test is not None and args.test != "-" and not os.path.exists(args.test):
+            raise DataError(args.test, None, "No such file or directory")  # now, not after training
+        if not regular and args.passes > 1 and args.no_cache:
+            raise UsageError(f"{args.data} cannot be read twice: --passes > 1 needs the cache")
+        spec, classes = known_input(args, data_kind, initial)
+        if spec is not None and spec["format"] == "libsvm" and initial is None:
+            check_memory(estimator, spec["n_features"], classes)
+        cache = None
+        try:
+            began = time.perf_counter()
+            n_rows = None
+            needs_scan = classify and classes is None
+            if data_kind == "libsvm" and (spec is None or needs_scan):
+                if not regular:
+                    raise stream_error(args, width_missing=spec is None)
+                self.progress = Progress(enabled=not args.quiet)
+                cache = None if args.no_cache else ChunkCache()
+                spec, classes, n_rows = scan_libsvm_input(
+                    args, spec, classes, classify, self.progress, cache
+                )
+            elif data_kind == "csv" and spec.get("kinds") is None and needs_scan:
+                if not regular:
+                    raise stream_error(args, width_missing=False)
+                self.progress = Progress(enabled=not args.quiet)
+                spec, classes, n_rows = scan_csv_input(args, spec, classify, self.progress)
+            self.progress.close()
+            if classify and classes is not None and len(classes) < 2:
+                raise DataError(
+                    args.data,
+                    None,
+                    f"every label is {format_label(classes[0])}: a classifier needs two "
+                    "classes or more",
+                )
+            if n_rows is not None:
+                self.report(
+                    f"scanned {args.data} in {time.perf_counter() - began:.1f} s: {n_rows:,} "
+                    "rows; " + describe_input(spec)
+                    + (f"; classes {' '.join(map(format_label, classes))}" if classify else "")
+                )
+            if spec["format"] == "libsvm" and initial is None:
+                check_memory(estimator, spec["n_features"], classes)
+            names = None
+            if spec["format"] == "csv":
+                existing = getattr(initial, "hashed_feature_names_", None)
+                names = FeatureNames(dict(existing) if existing else None)
+            if cache is None and not args.no_cache and args.passes > 1:
+                cache = ChunkCache()
+            self.progress = Progress(enabled=not args.quiet)
+            rows = self.train_passes(estimator, spec, classes, names, cache, n_rows)
+        finally:
+            self.progress.close()
+            if cache is not None:
+                cache.close()
+        self.save(estimator, spec, names, initial, rows)
+        return 0
+
+    def leak_check(self, spec):
+        """The label-leak warning, from the first chunk of a CSV file."""
+
+        def check(numbers_of, y):
+            leaks, explained = label_leaks(numbers_of, y)
+            if leaks:
+                several = len(leaks) > 1
+                self.warn(
+                    f"the numeric column{'s' if several else ''} {', '.join(map(repr, leaks))} "
+                    f"reproduce{'' if several else 's'} the label {spec['label_column']!r} "
+                    f"almost exactly (R^2 = {explained:.4f} over the first {len(y):,} rows): "
+                    f"derived from it? Leave {'them' if several else 'it'} out with "
+                    f"--ignore {','.join(leaks)}"
+                )
+
+        return check
+
+    def pass_sources(self, spec, names, cache, scanned):
+        """The chunks of each pass: from the text, or from the cache of parsed chunks."""
+        from ._io import fit_to_model
+
+        args = self.args
+        if scanned and cache is not None:  # the LIBSVM scan cached the rows as written
+            layout = libsvm_layout(spec)
+            for _ in range(args.passes):
+                yield (fit_to_model(args.data, chunk, layout) for chunk in cache.chunks())
+            return
+        find_kinds = None
+        if spec["format"] == "csv" and spec.get("kinds") is None:
+            find_kinds = kinds_finder(args, spec)
+        on_first = self.leak_check(spec) if spec["format"] == "csv" else None
+        first = chunk_reader(spec, args.chunk_size, names, on_first, find_kinds)(args.data)
+        if cache is None:
+            yield first
+            for _ in range(args.passes - 1):
+                yield chunk_reader(spec, args.chunk_size)(args.data)
+            return
+
+        def caching(chunks):
+            for chunk in chunks:
+                cache.write(chunk)
+                yield chunk
+
+        yield caching(first)
+        for _ in range(args.passes - 1):
+            yield cache.chunks()
+
+    def train_passes(self, estimator, spec, classes, names, cache, n_rows):
+        """Every pass through partial_fit; returns the rows of a pass."""
+        import numpy as np
+
+        from ._io import DataError
+
+        args = self.args
+        loss_name = "log loss" if args.task == "classify" else f"{estimator.loss} loss"
+        scanned = n_rows is not None and spec["format"] == "libsvm"
+        began = time.perf_counter()
+        total_rows = 0
+        sources = self.pass_sources(spec, names, cache, scanned)
+        for number, chunks in enumerate(sources, start=1):
+            loss_sum, weight_sum, rows = 0.0, 0.0, 0
+            for chunk in chunks:
+                if total_rows == 0:
+                    self.first_partial_fit(estimator, chunk, classes, spec)
+                else:
+                    learn(estimator, chunk, classes, args.data)
+                rows += chunk.n_rows
+                total_rows += chunk.n_rows
+                # The chunk's mean loss, each row scored before it was learned.
+                weight = chunk.n_rows if chunk.sample_weight is None else float(chunk.sample_weight.sum())
+                loss_sum += estimator.loss_curve_[-1] * weight
+                weight_sum += weight
+                loss = loss_sum / weight_sum if weight_sum else 0.0
+                self.progress.update(
+                    f"pass {number}/{args.passes} loss {loss:.4f}", rows, total=n_rows
+                )
+            if rows == 0:
+                raise DataError(args.data, None, "no data rows")
+            n_rows = rows
+            self.progress.restart()
+            loss = loss_sum / weight_sum if weight_sum else 0.0
+            self.report(f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}")
+        seconds = time.perf_counter() - began
+        coef = estimator.coef_
+        self.report(
+            f"trained on {total_rows:,} rows in {seconds:.1f} s "
+            f"({total_rows / seconds:,.0f} rows/s, reading included; engine "
+            f"{engine_name(estimator)}); non-zero weights "
+            f"{np.count_nonzero(coef):,} of {coef.size:,}"
+        )
+        return n_rows
+
+    def first_partial_fit(self, estimator, chunk, classes, spec):
+        """The first partial_fit, which allocates the state: a clear error if memory lacks."""
+        try:
+            learn(estimator, chunk, classes, self.args.data)
+        except MemoryError:
+            n_outputs = 1 if classes is None or len(classes) == 2 else len(classes)
+            n_features = chunk.X.shape[1]
+            needed = memory_needed(n_outputs, n_features, estimator.dtype)
+            raise UsageError(memory_message(n_features, n_outputs, needed)) from None
+
+    def save(self, estimator, spec, names, initial, rows):
+        from ._io import atomic_output
+
+        args = self.args
+        estimator.input_spec_ = spec
+        estimator.hashed_feature_names_ = None if names is None else names.by_index
+        log = list(getattr(initial, "training_log_", None) or [])
+        log.append({"file": args.data, "rows": rows, "passes": args.passes,
+                    "chunk_size": args.chunk_size, "skftrl_version": __version__})
+        estimator.training_log_ = log
+        scores, n_test = [], None
+        if args.test is not None and is_empty(args.test):
+            n_test = 0
+        elif args.test is not None:
+            scores, n_test = held_out_scores(
+                estimator, chunk_reader(spec, READ_CHUNK_SIZE), args.test
+            )
+        with atomic_output(args.model) as model_file:
+            save_model(estimator, args.model, model_file)
+        if args.test is not None and not n_test:
+            self.warn(f"{args.test} has no data rows: no held-out scores")
+        for name, value in scores:
+            print(f"held-out {name} ({args.test}): {value:.4f}", file=self.out)
+        self.report(f"model saved to {args.model}")
+
+
+def is_empty(path):
+    """Whether ``path`` is an empty regular file."""
+    return path != "-" and os.path.isfile(path) and os.path.getsize(path) == 0
 
 
 def run_train(args, out):
-    """Scan the file, stream it ``--passes`` times through partial_fit, save the model."""
-    estimator = make_estimator(args)
-    classify = args.task == "classify"
-    data_kind = data_format(args.data, args.format)
-    check_format_options(args, data_kind)
-    if args.test is not None:
-        open_binary(args.test).close()  # fail now, not after training
-    progress = Progress(enabled=not args.quiet and sys.stderr.isatty())
+    """Stream the file ``--passes`` times through partial_fit, save the model."""
+    return Training(args, out).run()
 
-    def report(text):
-        if not args.quiet:
-            print(text, file=out)
 
-    loss_name = "log loss" if classify else f"{estimator.loss} loss"
-    with atomic_output(args.model) as model_file:
-        began = time.perf_counter()
-        spec, classes, n_rows = scan_training_file(args, data_kind, classify, progress)
-        scan_seconds = time.perf_counter() - began
-        report(
-            f"scanned {args.data} in {scan_seconds:.1f} s: {n_rows:,} rows; "
-            + describe_input(spec)
-            + (f"; classes {' '.join(map(format_label, classes))}" if classify else "")
-        )
-        names = FeatureNames() if spec["format"] == "csv" else None
-        began = time.perf_counter()
-        for number in range(1, args.passes + 1):
-            # Feature names are recorded in the first pass; later passes see the same.
-            read = chunk_reader(spec, args.chunk_size, names if number == 1 else None)
-            loss_sum, rows = 0.0, 0
-            for chunk in read(args.data):
-                learn(estimator, chunk, classes, args.data)
-                rows += chunk.X.shape[0]
-                # The chunk's mean loss, each row scored before it was learned.
-                loss_sum += estimator.loss_curve_[-1] * chunk.X.shape[0]
-                done = (number - 1) * n_rows + rows
-                progress.show(
-                    f"pass {number}/{args.passes}: {rows:,} of {n_rows:,} rows, "
-                    f"{done / (time.perf_counter() - began):,.0f} rows/s, "
-                    f"progressive {loss_name} {loss_sum / rows:.4f}"
-                )
-            progress.clear()
-            report(f"pass {number}/{args.passes}: progressive {loss_name} {loss_sum / rows:.4f}")
-        seconds = time.perf_counter() - began
-        coef = estimator.coef_
-        report(
-            f"trained on {args.passes * n_rows:,} rows in {seconds:.1f} s "
-            f"({args.passes * n_rows / seconds:,.0f} rows/s, reading included); "
-            f"non-zero weights {np.count_nonzero(coef):,} of {coef.size:,}"
-        )
-        scores = []
-        if args.test is not None:
-            scores = held_out_scores(estimator, chunk_reader(spec, READ_CHUNK_SIZE), args.test)
-        joblib.dump(
-            {
-                "kind": MODEL_KIND,
-                "skftrl_version": __version__,
-                "task": args.task,
-                "estimator": estimator,
-                "input": spec,
-                "feature_names": None if names is None else names.by_index,
-                "training": {
-                    "file": args.data,
-                    "rows": n_rows,
-                    "passes": args.passes,
-                    "chunk_size": args.chunk_size,
-                },
-            },
-            model_file,
-        )
+# ------------------------------------------------------------ test, predict
+def run_test(args, out):
+    """Scores of a model on a labelled file."""
+    estimator = load_model(args.model)
+    spec = input_spec(estimator, args)
+    scores, n_rows = held_out_scores(estimator, chunk_reader(spec, READ_CHUNK_SIZE), args.data)
+    if not n_rows:
+        from ._io import DataError
+
+        raise DataError(args.data, None, "no data rows")
+    print(f"rows: {n_rows:,}", file=out)
     for name, value in scores:
-        print(f"held-out {name} ({args.test}): {value:.4f}", file=out)
-    report(f"model saved to {args.model}")
+        print(f"{name}: {value:.4f}", file=out)
     return 0
 
 
-# ------------------------------------------------------------------ predict
 def format_predictions(values):
     """One line a row; several values (multiclass) separated by spaces.
 
@@ -387,9 +975,10 @@ def format_predictions(values):
     return "".join(" ".join(map(repr, row)) + "\n" for row in values.tolist())
 
 
-def write_predictions(args, model, output):
-    estimator = model["estimator"]
-    read = chunk_reader(model["input"], READ_CHUNK_SIZE)
+def write_predictions(args, estimator, output):
+    from ._classifier import FTRLClassifier
+
+    read = chunk_reader(input_spec(estimator, args), READ_CHUNK_SIZE)
     for chunk in read(args.data, labels=False):
         if isinstance(estimator, FTRLClassifier):
             proba = estimator.predict_proba(chunk.X)
@@ -401,37 +990,58 @@ def write_predictions(args, model, output):
 
 def run_predict(args, out):
     """Stream a file through the model: one prediction per line."""
-    model = load_model(args.model)
+    from ._io import atomic_output
+
+    if args.output is not None:
+        written = os.path.realpath(args.output)
+        for option, path in (("--model", args.model), ("DATA", args.data)):
+            if path != "-" and os.path.realpath(path) == written:
+                raise UsageError(f"--output {args.output} is the {option} file: it would be overwritten")
+    estimator = load_model(args.model)
     if args.output is None:
-        write_predictions(args, model, out)
+        write_predictions(args, estimator, out)
     else:
         with atomic_output(args.output, "w") as output:
-            write_predictions(args, model, output)
+            write_predictions(args, estimator, output)
     return 0
 
 
 # ------------------------------------------------------------------ inspect
-def feature_name(model, column):
-    spec = model["input"]
+def feature_namer(estimator, spec):
+    """A function naming a model's column."""
     if spec["format"] == "libsvm":
-        return f"feature {column + (0 if spec['zero_based'] else 1)}"
-    names = model["feature_names"].get(column)
-    if names:
-        return " | ".join(names)
-    return f"hashed feature {column} (name not recorded)"
+        if spec.get("hash_bits") is not None:
+            return lambda column: f"hashed index {column} (index mod 2**{spec['hash_bits']})"
+        offset = 0 if spec["zero_based"] else 1
+        names_in = getattr(estimator, "feature_names_in_", None)
+        if names_in is not None and getattr(estimator, "input_spec_", None) is None:
+            return lambda column: str(names_in[column])
+        return lambda column: f"feature {column + offset}"
+    names = estimator.hashed_feature_names_ or {}
+
+    def name(column):
+        known = names.get(column)
+        return " | ".join(known) if known else f"hashed feature {column} (name not recorded)"
+
+    return name
 
 
 def run_inspect(args, out):
-    """Hyper-parameters, rows seen, sparsity and the largest weights."""
-    model = load_model(args.model)
-    estimator = model["estimator"]
-    training = model["training"]
+    """Hyper-parameters, rows seen, sparsity and the largest (or every) weight."""
+    import numpy as np
+
+    from ._classifier import FTRLClassifier
+
+    estimator = load_model(args.model)
+    spec = input_spec(estimator, args)
+    log = getattr(estimator, "training_log_", None)
     coef = estimator.coef_
     nonzero = int(np.count_nonzero(coef))
     params = estimator.get_params()
     if "dtype" in params:
         params["dtype"] = np.dtype(params["dtype"]).name
-    print(f"model:            {args.model} (skftrl {model['skftrl_version']})", file=out)
+    version = log[-1].get("skftrl_version", "0.1.0") if log else "saved from Python"
+    print(f"model:            {args.model} (skftrl {version})", file=out)
     print(f"estimator:        {type(estimator).__name__}", file=out)
     print(
         "hyper-parameters: " + ", ".join(f"{k}={v!r}" for k, v in sorted(params.items())),
@@ -440,13 +1050,16 @@ def run_inspect(args, out):
     if isinstance(estimator, FTRLClassifier):
         classes = ", ".join(map(format_label, estimator.classes_))
         print(f"classes:          {classes}", file=out)
-    print(f"input:            {describe_input(model['input'])}", file=out)
-    print(
-        f"rows seen:        {estimator.n_samples_seen_:,} ({training['passes']} "
-        f"pass{'es' if training['passes'] > 1 else ''} over the {training['rows']:,} "
-        f"rows of {training['file']})",
-        file=out,
-    )
+    print(f"input:            {describe_input(spec)}", file=out)
+    if log:
+        runs = "; ".join(
+            f"{run['passes']} pass{'es' if run['passes'] > 1 else ''} over the "
+            f"{run['rows']:,} rows of {run['file']}"
+            for run in log
+        )
+        print(f"rows seen:        {estimator.n_samples_seen_:,} ({runs})", file=out)
+    else:
+        print(f"rows seen:        {estimator.n_samples_seen_:,}", file=out)
     print(
         f"non-zero weights: {nonzero:,} of {coef.size:,} ({100 * nonzero / coef.size:.2f}%)",
         file=out,
@@ -454,22 +1067,39 @@ def run_inspect(args, out):
     intercept = " ".join(f"{value:.6g}" for value in estimator.intercept_)
     print(f"intercept:        {intercept}", file=out)
 
-    top = min(args.top, nonzero)
-    flat = np.abs(coef).ravel()
-    largest = np.argpartition(-flat, top - 1)[:top] if top else np.zeros(0, np.intp)
-    largest = largest[np.argsort(-flat[largest], kind="stable")]
+    name = feature_namer(estimator, spec)
     multiclass = coef.shape[0] > 1
-    print(f"largest weights ({top} of {nonzero:,} non-zero, by magnitude):", file=out)
-    for position in largest:
-        output, column = divmod(int(position), coef.shape[1])
+    if args.all:
+        print(f"every non-zero weight ({nonzero:,}), by feature:", file=out)
+        outputs, columns = np.nonzero(coef)
+        order = np.lexsort((outputs, columns))
+        positions = zip(outputs[order].tolist(), columns[order].tolist())
+    else:
+        top = min(args.top, nonzero)
+        flat = np.abs(coef).ravel()
+        largest = np.argpartition(-flat, top - 1)[:top] if top else np.zeros(0, np.intp)
+        largest = largest[np.argsort(-flat[largest], kind="stable")]
+        print(f"largest weights ({top} of {nonzero:,} non-zero, by magnitude):", file=out)
+        positions = (divmod(int(position), coef.shape[1]) for position in largest)
+    for output, column in positions:
         where = f"class {format_label(estimator.classes_[output])}  " if multiclass else ""
-        print(f"  {coef[output, column]:>+12.6f}  {where}{feature_name(model, column)}", file=out)
+        print(f"  {coef[output, column]:>+12.6f}  {where}{name(column)}", file=out)
     return 0
 
 
 # ------------------------------------------------------------------ options
 def positive_int(text):
-    value = int(text)
+    """An integer >= 1; scientific notation (1e6) is accepted when it is whole."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not number.is_integer():
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        value = int(number)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
@@ -483,30 +1113,40 @@ def hash_bits(text):
 
 
 TRAIN_DESCRIPTION = """\
-Train a model on a LIBSVM/svmlight or CSV file, plain or gzip-compressed,
-streamed in chunks through partial_fit so that the file may be larger than
-memory. The file is read once more than --passes: a first pass finds what the
-model must know before it learns (the classes, the width of LIBSVM data, the
-kind of each CSV column).
+Train a model on a LIBSVM/svmlight or CSV file, streamed in chunks through
+partial_fit so that the file may be larger than memory. DATA is a path or -
+(standard input); pipes and FIFOs work; plain text or gzip, bz2 or xz
+compressed (recognised by their first bytes).
+
+One pass reads the data when the model's width and classes are known up
+front: from --n-features (or --hash-bits) and --classes, or from the model
+continued with -i. Otherwise a first pass over the file finds them (the
+classes, the width of LIBSVM data, the kind of each CSV column); a stream,
+which cannot be read twice, then needs those options. The parsed chunks are
+kept in a binary cache (a temporary file) so that the text is parsed once,
+whatever --passes is.
 
 LIBSVM: "label index:value ...", indices in ascending order; they start at 1
 unless the training file has an index 0 (as load_svmlight_file's
-zero_based="auto"). The model is as wide as the largest index, or
---n-features.
+zero_based="auto"), or --zero-based. The model is as wide as the largest
+index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
 
 CSV: a header line, then one row a line; --label-column names the label. A
 column whose values are all numbers (or missing: empty, NA, NaN, N/A, null) is
 numeric: its value is the feature at the hashed index of the column's name.
-Any other column is categorical: "column=value" is hashed to a feature of
-value 1. Hashing is sklearn's FeatureHasher into 2**--hash-bits features.
+Any other column, and every column named by --categorical, is categorical:
+"column=value" is hashed to a feature of value 1. Hashing is sklearn's
+FeatureHasher into 2**--hash-bits features. Without a first pass (regression,
+or --classes), the kinds are those of the first chunk's values.
 
 Classification: the classes are the distinct labels of the training file
-(numbers when every label is a number, else strings); two classes train a
-logistic model, more a multinomial one.
+(numbers when every label is a number, else strings), or --classes; two
+classes train a logistic model, more a multinomial one.
 
-The model is written to --model only if everything succeeds (through a
-temporary file in the same directory), with what predict and inspect need. It
-is a pickle: load only model files you trust."""
+The model file is the fitted FTRLClassifier or FTRLRegressor, written only if
+everything succeeds: joblib.load (or skops.io.load for a .skops path) returns
+it, with input_spec_, hashed_feature_names_ and training_log_ for the command
+line. A joblib file is a pickle: load only model files you trust."""
 
 
 def add_hyper_parameters(parser):
@@ -529,6 +1169,15 @@ def add_hyper_parameters(parser):
         "--engine",
         choices=["auto", "numpy", "numba"],
         help="engine of the exact algorithm (default auto: numba when installed)",
+    )
+
+
+def add_reading_options(parser):
+    """Options that say how to read a file for a model made in Python."""
+    parser.add_argument(
+        "--zero-based", action="store_true",
+        help="LIBSVM indices start at 0 (for a model saved from Python, which does not "
+        "say; default: from 1)",
     )
 
 
@@ -555,26 +1204,56 @@ def build_parser():
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    train.add_argument("data", metavar="DATA", help="training file (.gz: compressed)")
-    train.add_argument("--model", metavar="PATH", required=True, help="model file to write")
+    train.add_argument("data", metavar="DATA", help="training file, or - for standard input")
+    train.add_argument(
+        "--model", "-f", metavar="PATH", required=True,
+        help="model file to write (.skops: skops format, else joblib)",
+    )
+    train.add_argument(
+        "--initial-model", "-i", metavar="PATH",
+        help="continue training this model (exactly as partial_fit would)",
+    )
     train.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
     train.add_argument(
-        "--task", choices=["classify", "regress"], default="classify",
+        "--task", choices=["classify", "regress"], default=None,
         help="classification (default) or regression",
     )
     train.add_argument(
         "--format", choices=["auto", "libsvm", "csv"], default="auto",
-        help="auto (default): .csv or .csv.gz is CSV, anything else LIBSVM",
+        help="auto (default): .csv (also compressed: .csv.gz) is CSV, anything else LIBSVM",
+    )
+    train.add_argument(
+        "--classes", metavar="A,B,...",
+        help="the classes, comma-separated: no first pass needed to find them",
     )
     train.add_argument("--label-column", metavar="NAME", help="CSV: the label column (required)")
     train.add_argument(
+        "--weight-column", metavar="NAME",
+        help="CSV: sample weights (numbers >= 0), as partial_fit's sample_weight",
+    )
+    train.add_argument(
+        "--ignore", metavar="A,B,...", help="CSV: columns not to use as features"
+    )
+    train.add_argument(
+        "--keep", metavar="A,B,...", help="CSV: the only columns to use as features"
+    )
+    train.add_argument(
+        "--categorical", metavar="A,B,...",
+        help="CSV: columns whose values are categories even if they are numbers (codes)",
+    )
+    train.add_argument(
         "--hash-bits", metavar="B", type=hash_bits,
-        help="CSV: hash features into 2**B columns, 1 to 30 (default 20)",
+        help="CSV: hash features into 2**B columns, 1 to 30 (default 20); "
+        "LIBSVM: take indices modulo 2**B",
     )
     train.add_argument(
         "--n-features", metavar="N", type=positive_int,
         help="LIBSVM: the model's width (default: the training file's largest index); "
         "files with larger indices are refused",
+    )
+    train.add_argument(
+        "--zero-based", action="store_true",
+        help="LIBSVM: indices start at 0 (default: from 1 unless the file has an index 0)",
     )
     train.add_argument(
         "--chunk-size", metavar="N", type=positive_int, default=10_000,
@@ -585,12 +1264,28 @@ def build_parser():
         help="passes over the file, in order (default 1)",
     )
     train.add_argument(
+        "--no-cache", action="store_true",
+        help="parse the text on every pass instead of caching the parsed chunks "
+        "in a temporary file (about as large as the text)",
+    )
+    train.add_argument(
         "--quiet", action="store_true",
         help="print only errors and the held-out scores (no progress display; "
         "the display is shown only when stderr is a terminal)",
     )
     add_hyper_parameters(train)
     train.set_defaults(run=run_train)
+
+    test = commands.add_parser(
+        "test",
+        help="score a model on a labelled file",
+        description="Stream a labelled file (the model's format) through a model and "
+        "print its scores: log loss, AUC (two classes) and accuracy, or RMSE and MAE.",
+    )
+    test.add_argument("data", metavar="DATA", help="labelled file, or - for standard input")
+    test.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+    add_reading_options(test)
+    test.set_defaults(run=run_test)
 
     predict = commands.add_parser(
         "predict",
@@ -601,24 +1296,31 @@ def build_parser():
         "for more, the probability of each class in sorted order (see inspect), "
         "separated by spaces; for regression the prediction.",
     )
-    predict.add_argument("data", metavar="DATA", help="file to predict (.gz: compressed)")
-    predict.add_argument("--model", metavar="PATH", required=True, help="model file")
+    predict.add_argument("data", metavar="DATA", help="file to predict, or - for standard input")
+    predict.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     predict.add_argument(
-        "--output", metavar="FILE", help="write here (only if all succeeds) instead of stdout"
+        "--output", "-p", metavar="FILE",
+        help="write here (only if all succeeds) instead of stdout",
     )
+    add_reading_options(predict)
     predict.set_defaults(run=run_predict)
 
     inspect = commands.add_parser(
         "inspect",
         help="show a model's hyper-parameters, sparsity and largest weights",
         description="Print a model's hyper-parameters, input, rows seen, the "
-        "non-zero weights of all, and the largest weights by magnitude with "
-        "feature names (CSV: the column, or column=value; LIBSVM: the index).",
+        "non-zero weights of all, and the largest weights by magnitude (or, with "
+        "--all, every non-zero weight) with feature names (CSV: the column, or "
+        "column=value; LIBSVM: the index).",
     )
-    inspect.add_argument("--model", metavar="PATH", required=True, help="model file")
+    inspect.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     inspect.add_argument(
         "--top", metavar="K", type=positive_int, default=20, help="weights to list (default 20)"
     )
+    inspect.add_argument(
+        "--all", action="store_true", help="list every non-zero weight, by feature"
+    )
+    add_reading_options(inspect)
     inspect.set_defaults(run=run_inspect)
     return parser
 
@@ -635,6 +1337,10 @@ def main(argv=None, out=None):
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
+    if args.command == "train" and args.task is None:
+        args.task = "classify"
+    from ._io import DataError
+
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:  # signal handlers can only be set there
         previous_handler = signal.signal(signal.SIGTERM, interrupt)

@@ -1,34 +1,53 @@
-"""Streaming readers and model files for the ``skftrl`` command line.
+"""Streaming readers, the chunk cache and model files of the ``skftrl`` command line.
 
-The readers turn a LIBSVM/svmlight or CSV file, plain or gzip-compressed,
-into chunks of at most ``chunk_size`` rows: a CSR matrix, the labels, and the
-line number of each row, so that every problem can be reported as
-``file:line``. Only one chunk is in memory at a time.
+An input is a path, or ``-`` for standard input; a pipe or a FIFO works as a
+regular file does. It is opened once and read from start to end in byte
+blocks of whole lines (:func:`line_blocks`): plain text, or gzip, bz2 or xz
+compressed (recognised by their first bytes, not by the file name), with a
+UTF-8 byte-order mark skipped. Nothing is read twice, so nothing is lost on a
+stream that cannot be rewound.
 
-A file is read twice when a model is trained on it: :func:`scan_libsvm` or
-:func:`scan_csv` first learns what the model must know before its first
-``partial_fit`` call (the classes, the width of a LIBSVM file and whether its
-indices start at 0 or 1, the kind of each CSV column), then
-:func:`read_libsvm` or :func:`read_csv` stream the rows.
+The readers turn the blocks into chunks of exactly ``chunk_size`` rows (the
+last may be shorter): a CSR matrix, the labels, the sample weights and the
+line number of each row, so that every problem is reported as ``file:line``.
+Only a few blocks are in memory at a time.
+
+LIBSVM blocks are parsed by :func:`parse_plain_libsvm`, a vectorised numpy
+parser of the common form (``label index:value ...`` with plain decimal
+numbers), which gives exactly what scikit-learn's ``load_svmlight_file`` gives;
+any other block (comments, ``qid``, exponents, long numbers, and every
+malformed line) goes to ``load_svmlight_file`` itself, whose errors are then
+explained line by line by :func:`libsvm_line_problem`.
 """
 
+import bz2
 import contextlib
 import csv
-import gzip
 import io
+import itertools
+import lzma
 import os
+import stat
+import sys
 import tempfile
 import zlib
-from itertools import islice
 from typing import NamedTuple
 
-import joblib
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
-from sklearn.feature_extraction import FeatureHasher
 
-GZIP_MAGIC = b"\x1f\x8b"
+# Bytes read from the input at a time: large enough that numpy's per-call
+# cost vanishes, small enough that memory stays flat.
+BLOCK_SIZE = 4 * 2**20
+
+# The first bytes of each compressed format, and its decompressor.
+COMPRESSED = {
+    b"\x1f\x8b": ("gzip", lambda: zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)),
+    b"BZh": ("bz2", bz2.BZ2Decompressor),
+    b"\xfd7zXZ\x00": ("xz", lzma.LZMADecompressor),
+}
+DECOMPRESSION_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+UTF8_BOM = b"\xef\xbb\xbf"
 
 # A classification target with more distinct labels than this is most likely
 # a regression target; the scan stops instead of collecting them all.
@@ -45,8 +64,9 @@ MISSING = frozenset({"", "na", "nan", "n/a", "null"})
 # Feature indices of a LIBSVM file must fit the 32-bit integers of the parser.
 MAX_INDEX = 2**31 - 1
 
-# Identifies the dictionary that `skftrl train` saves.
-MODEL_KIND = "skftrl model"
+# Identifies the dictionary that `skftrl train` saved before models were
+# saved as estimators (skftrl 0.1.0); such files are still read.
+LEGACY_MODEL_KIND = "skftrl model"
 
 
 class DataError(Exception):
@@ -69,6 +89,63 @@ class Chunk(NamedTuple):
     X: sp.csr_matrix
     y: np.ndarray  # None when labels are not read
     lines: np.ndarray  # the line number of each row, counted from 1
+    sample_weight: np.ndarray = None  # CSV --weight-column, else None
+
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    def rows(self, start, stop):
+        """Rows ``start`` to ``stop`` (views of this chunk's arrays)."""
+        X = self.X
+        begin, end = X.indptr[start], X.indptr[stop]
+        part = sp.csr_matrix(
+            (X.data[begin:end], X.indices[begin:end], X.indptr[start : stop + 1] - begin),
+            shape=(stop - start, X.shape[1]),
+        )
+        return Chunk(
+            part,
+            None if self.y is None else self.y[start:stop],
+            self.lines[start:stop],
+            None if self.sample_weight is None else self.sample_weight[start:stop],
+        )
+
+
+def concatenate(chunks):
+    """One chunk of the rows of ``chunks``, as wide as the widest."""
+    if len(chunks) == 1:
+        return chunks[0]
+    width = max(chunk.X.shape[1] for chunk in chunks)
+    X = sp.vstack(
+        [sp.csr_matrix(chunk.X, shape=(chunk.n_rows, width)) for chunk in chunks], format="csr"
+    )
+
+    def joined(name):
+        parts = [getattr(chunk, name) for chunk in chunks]
+        return None if parts[0] is None else np.concatenate(parts)
+
+    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"))
+
+
+def rechunk(pieces, chunk_size):
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size."""
+    pending, n_pending = [], 0
+    for piece in pieces:
+        if not piece.n_rows:
+            continue
+        pending.append(piece)
+        n_pending += piece.n_rows
+        if n_pending < chunk_size:
+            continue
+        rows = concatenate(pending)
+        start = 0
+        while n_pending - start >= chunk_size:
+            yield rows.rows(start, start + chunk_size)
+            start += chunk_size
+        pending = [rows.rows(start, n_pending)] if start < n_pending else []
+        n_pending -= start
+    if n_pending:
+        yield concatenate(pending)
 
 
 def data_format(path, requested="auto"):
@@ -76,41 +153,126 @@ def data_format(path, requested="auto"):
     if requested != "auto":
         return requested
     name = os.fspath(path).lower()
-    return "csv" if name.endswith((".csv", ".csv.gz")) else "libsvm"
+    for suffix in (".gz", ".bz2", ".xz"):
+        name = name.removesuffix(suffix)
+    return "csv" if name.endswith(".csv") else "libsvm"
 
 
-def open_binary(path):
-    """Open ``path`` for reading bytes, decompressing it if it is gzip data."""
+# -------------------------------------------------------------------- input
+def is_regular_file(path):
+    """Whether ``path`` is a regular file (a stream that could be read again)."""
+    if path == "-":
+        return False
     try:
-        with open(path, "rb") as file:
-            magic = file.read(2)
-        return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
-    except OSError as error:
-        raise DataError(path, None, error.strerror or str(error)) from None
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
-class LineBlocks:
-    """The lines of a file, read in blocks, numbered from 1."""
+class Input:
+    """An input opened once: a path or ``-`` (standard input), decompressed if needed.
+
+    ``read()`` gives the next block of decompressed bytes (``b""`` at the
+    end); ``bytes_read`` and ``size`` (None for a stream) tell how far the
+    raw input has been read, for a progress display.
+    """
 
     def __init__(self, path):
         self.path = path
-        self.file = open_binary(path)
-        self.next_line = 1
+        if path == "-":
+            self.file = sys.stdin.buffer
+            self.size = None
+        else:
+            try:
+                self.file = open(path, "rb")
+            except OSError as error:
+                raise DataError(path, None, error.strerror or str(error)) from None
+            info = os.fstat(self.file.fileno())
+            self.size = info.st_size if stat.S_ISREG(info.st_mode) else None
+        self.bytes_read = 0
+        self.decompressor = None
+        self.make_decompressor = None
+        self.finished = False
+        head = self._read_raw()
+        for magic, (_, make) in COMPRESSED.items():
+            if head.startswith(magic):
+                self.make_decompressor = make
+                self.decompressor = make()
+        self.pending = self._decompress(head) if self.decompressor else head
+        if self.pending.startswith(UTF8_BOM):
+            self.pending = self.pending[len(UTF8_BOM) :]
 
-    def read(self, n_lines):
-        """Up to ``n_lines`` lines (bytes) and the number of the first one."""
+    def _read_raw(self):
         try:
-            lines = list(islice(self.file, n_lines))
-        except (OSError, EOFError, zlib.error) as error:
-            raise DataError(
-                self.path, None, f"unreadable after line {self.next_line - 1}: {error}"
-            ) from None
-        first_line = self.next_line
-        self.next_line += len(lines)
-        return first_line, lines
+            data = self.file.read(BLOCK_SIZE)
+        except OSError as error:
+            raise DataError(self.path, None, error.strerror or str(error)) from None
+        self.bytes_read += len(data)
+        return data
+
+    def _decompress(self, data):
+        """Decompressed ``data``; a new stream starts after the end of the last
+        (gzip files made by concatenation, pbzip2, xz -T)."""
+        out = []
+        while data:
+            out.append(self.decompressor.decompress(data))
+            if not self.decompressor.eof:
+                break
+            data = self.decompressor.unused_data
+            if data:
+                self.decompressor = self.make_decompressor()
+        return b"".join(out)
+
+    def read(self):
+        """The next block of bytes; ``b""`` at the end of the input."""
+        if self.pending:
+            data, self.pending = self.pending, b""
+            return data
+        while not self.finished:
+            raw = self._read_raw()
+            if not raw:
+                self.finished = True
+                if self.decompressor is not None and not self.decompressor.eof:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                return b""
+            data = self._decompress(raw) if self.decompressor else raw
+            if data:
+                return data
+        return b""
 
     def close(self):
-        self.file.close()
+        if self.file is not sys.stdin.buffer:
+            self.file.close()
+
+
+def last_line_end(data, quoted):
+    """Where the last whole line of ``data`` ends (0 if none); with ``quoted``
+    (CSV), only at a newline outside double quotes."""
+    end = data.rfind(b"\n") + 1
+    if quoted:
+        while end and data.count(b'"', 0, end) % 2:
+            end = data.rfind(b"\n", 0, end - 1) + 1
+    return end
+
+
+def line_blocks(source, quoted=False):
+    """Blocks of whole lines of an :class:`Input`, and the number of each block's first line."""
+    carry, line = b"", 1
+    while True:
+        try:
+            data = source.read()
+        except DECOMPRESSION_ERRORS as error:
+            raise DataError(source.path, None, f"unreadable after line {line - 1}: {error}") from None
+        if not data:
+            break
+        data = carry + data if carry else data
+        end = last_line_end(data, quoted)
+        block, carry = data[:end], data[end:]
+        if block:
+            yield line, block
+            line += block.count(b"\n")
+    if carry:
+        yield line, carry
 
 
 def row_at(X, position):
@@ -172,25 +334,189 @@ def has_data(line):
     return bool(line.split(b"#", 1)[0].split())
 
 
-def parse_libsvm_lines(path, first_line, lines, labels_required=True):
-    """Parse consecutive LIBSVM lines; indices are returned as written.
+def _byte_table(characters):
+    table = np.zeros(256, dtype=bool)
+    table[list(characters)] = True
+    return table
+
+
+PLAIN = b"0123456789.+-: \t\r\n"
+DIGITS = _byte_table(b"0123456789")
+# Decimal numbers of at most 15 digits are parsed exactly as the integer of
+# their digits divided by a power of ten: both are exact doubles (below 2**53
+# and 10**22), so the one division is correctly rounded, as float() is.
+MAX_DIGITS = 15
+
+
+def digit_runs(buffer, starts, ends, max_length):
+    """Integers of the digit-only byte spans ``[starts, ends)``, or None when
+    a span is empty, longer than ``max_length`` or holds another byte."""
+    if not starts.size:
+        return np.zeros(0, dtype=np.int64)
+    lengths = ends - starts
+    if lengths.min() < 1 or lengths.max() > max_length:
+        return None
+    numbers = buffer[starts].astype(np.int64) - 48
+    if not np.all((numbers >= 0) & (numbers <= 9)):
+        return None
+    for offset in range(1, int(lengths.max())):
+        longer = np.flatnonzero(lengths > offset)
+        digit = buffer[starts[longer] + offset].astype(np.int64) - 48
+        if not np.all((digit >= 0) & (digit <= 9)):
+            return None
+        numbers[longer] = numbers[longer] * 10 + digit
+    return numbers
+
+
+def parse_decimals(buffer, starts, ends):
+    """Floats of the byte spans ``[starts, ends)`` of ``buffer``, or None.
+
+    Each span must be ``[+-]digits[.digits]`` (either digit run may be
+    empty, not both) with at most MAX_DIGITS digits; otherwise None.
+    """
+    if not starts.size:
+        return np.zeros(0)
+    first = buffer[starts]
+    signed = (first == ord("-")) | (first == ord("+"))
+    negative = first == ord("-")
+    if signed.any():
+        starts = starts + signed
+    lengths = ends - starts
+    if lengths.min() < 1 or lengths.max() > MAX_DIGITS + 1:
+        return None
+    # Where the dot is, if any (spans of digits only, the common case, have none).
+    dot_at = ends.copy()
+    for offset in range(int(lengths.max())):
+        longer = np.flatnonzero(lengths > offset)
+        is_dot = buffer[starts[longer] + offset] == ord(".")
+        if is_dot.any():
+            dots = longer[is_dot]
+            if np.any(dot_at[dots] != ends[dots]):
+                return None  # a second dot
+            dot_at[dots] = starts[dots] + offset
+    whole_digits = dot_at - starts
+    fraction_digits = np.maximum(ends - dot_at - 1, 0)
+    if np.any(whole_digits + fraction_digits < 1) or np.any(
+        whole_digits + fraction_digits > MAX_DIGITS
+    ):
+        return None
+    if np.array_equal(dot_at, ends):  # integers: the common case
+        mantissa = digit_runs(buffer, starts, ends, MAX_DIGITS)
+        if mantissa is None:
+            return None
+        values = mantissa.astype(np.float64)
+        return np.where(negative, -values, values)
+    # "5." and ".5" have an empty run of digits: 0, with no digits.
+    mantissa = np.zeros(starts.size, dtype=np.int64)
+    whole = np.flatnonzero(whole_digits > 0)
+    fraction = np.flatnonzero(fraction_digits > 0)
+    whole_values = digit_runs(buffer, starts[whole], dot_at[whole], MAX_DIGITS)
+    fraction_values = digit_runs(buffer, dot_at[fraction] + 1, ends[fraction], MAX_DIGITS)
+    if whole_values is None or fraction_values is None:
+        return None
+    mantissa[whole] = whole_values * 10 ** fraction_digits[whole]
+    mantissa[fraction] += fraction_values
+    values = mantissa / 10.0**fraction_digits
+    return np.where(negative, -values, values)
+
+
+def parse_plain_libsvm(block, labels_required):
+    """``(X, y, line_offsets)`` of a block of plain LIBSVM lines, or None.
+
+    Plain: only digits, ``.+-:`` and whitespace; labels and values as
+    :func:`parse_decimals` reads them; indices of at most 9 digits, in
+    ascending order in each row. Gives exactly what ``load_svmlight_file(...,
+    zero_based=True)`` gives, X as wide as the largest index + 1, or None for
+    any other block. ``line_offsets`` counts the lines from the block's
+    first; a line without tokens holds no row.
+    """
+    if not block or block.translate(None, PLAIN):  # a byte that is not plain is left
+        return None
+    buffer = np.frombuffer(block, dtype=np.uint8)
+    # Tokens are the runs of bytes above the space: every other plain byte
+    # is whitespace.
+    space = buffer < 33
+    edges = np.flatnonzero(space[1:] != space[:-1]) + 1
+    if not space[0]:
+        edges = np.concatenate(([0], edges))
+    if not space[-1]:
+        edges = np.concatenate((edges, [buffer.size]))
+    starts, ends = edges[0::2], edges[1::2]
+    if not starts.size:
+        return None
+    newlines = np.flatnonzero(buffer == ord("\n"))
+    after_newline = np.searchsorted(starts, newlines)
+    first_of_line = np.zeros(starts.size, dtype=bool)
+    first_of_line[0] = True
+    first_of_line[after_newline[after_newline < starts.size]] = True
+    colons = np.flatnonzero(buffer == ord(":"))
+    # The first colon at or after each line's first token: inside it or not.
+    first_colon = np.searchsorted(colons, starts[first_of_line])
+    labelled = np.ones(first_colon.size, dtype=bool)
+    inside = first_colon < colons.size
+    labelled[inside] = colons[first_colon[inside]] >= ends[first_of_line][inside]
+    if labels_required and not labelled.all():
+        return None
+    is_label = np.zeros(starts.size, dtype=bool)
+    is_label[np.flatnonzero(first_of_line)[labelled]] = True
+    feature = ~is_label
+    feature_starts, feature_ends = starts[feature], ends[feature]
+    # One colon inside each feature token, and none elsewhere.
+    if colons.size != feature_starts.size or np.any(
+        (colons <= feature_starts) | (colons >= feature_ends - 1)
+    ):
+        return None
+    indices = digit_runs(buffer, feature_starts, colons, 9)
+    values = parse_decimals(buffer, colons + 1, feature_ends)
+    if indices is None or values is None:
+        return None
+    row_of_token = np.cumsum(first_of_line) - 1
+    feature_rows = row_of_token[feature]
+    same_row = feature_rows[1:] == feature_rows[:-1]
+    if np.any(same_row & (indices[1:] <= indices[:-1])):
+        return None  # load_svmlight_file refuses it; let it say so
+    y = None
+    if labels_required:
+        y = parse_decimals(buffer, starts[is_label], ends[is_label])
+        if y is None:
+            return None
+    n_rows = int(first_of_line.sum())
+    line_offsets = np.searchsorted(newlines, starts[first_of_line])
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_rows, minlength=n_rows))))
+    width = int(indices.max()) + 1 if indices.size else 0
+    X = sp.csr_matrix((values, indices, indptr), shape=(n_rows, width))
+    return X, y, line_offsets
+
+
+def parse_libsvm_block(path, first_line, block, labels_required=True):
+    """Parse a block of whole LIBSVM lines; indices are returned as written.
 
     Returns a Chunk whose ``X`` is as wide as its largest index + 1, with
     ``y`` None when ``labels_required`` is False (labels are then optional
     and ignored). Raises DataError naming the first malformed line.
     """
-    text = b"".join(lines)
+    plain = parse_plain_libsvm(block, labels_required)
+    if plain is not None:
+        X, y, line_offsets = plain
+        chunk = Chunk(X, y, first_line + line_offsets)
+    else:
+        chunk = parse_with_sklearn(path, first_line, block, labels_required)
+    check_finite(path, chunk)
+    return chunk
+
+
+def parse_with_sklearn(path, first_line, block, labels_required):
+    """:func:`parse_libsvm_block` by scikit-learn's parser: any form it accepts."""
+    from sklearn.datasets import load_svmlight_file
+
+    lines = block.splitlines(keepends=True)
     try:
-        # scikit-learn's compiled parser; multilabel mode accepts lines
-        # without a label, which prediction allows.
+        # Multilabel mode accepts lines without a label, which prediction allows.
         X, y = load_svmlight_file(
-            io.BytesIO(text),
-            dtype=np.float64,
-            zero_based=True,
-            multilabel=not labels_required,
+            io.BytesIO(block), dtype=np.float64, zero_based=True, multilabel=not labels_required
         )
     except (ValueError, OverflowError, TypeError) as error:
-        # Rare: find the line, with the slower parser that explains it.
+        # Find the line, with the slower parser that explains it.
         for number, line in enumerate(lines, start=first_line):
             problem = libsvm_line_problem(line, labels_required)
             if problem is not None:
@@ -205,9 +531,7 @@ def parse_libsvm_lines(path, first_line, lines, labels_required=True):
             dtype=np.int64,
         )
     y = np.asarray(y, dtype=np.float64) if labels_required else None
-    chunk = Chunk(X, y, line_numbers)
-    check_finite(path, chunk)
-    return chunk
+    return Chunk(X, y, line_numbers)
 
 
 def check_finite(path, chunk):
@@ -224,39 +548,71 @@ def check_finite(path, chunk):
             )
 
 
+def libsvm_pieces(path, labels_required=True):
+    """Parsed blocks of a LIBSVM input (any number of rows each), indices as written."""
+    source = Input(path)
+    try:
+        for first_line, block in line_blocks(source):
+            yield parse_libsvm_block(path, first_line, block, labels_required)
+    finally:
+        source.close()
+
+
 def libsvm_row_chunks(path, chunk_size, labels_required=True):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written."""
-    with contextlib.closing(LineBlocks(path)) as blocks:
-        while True:
-            pieces, n_rows = [], 0
-            while n_rows < chunk_size:
-                first_line, lines = blocks.read(chunk_size - n_rows)
-                if not lines:
-                    break
-                piece = parse_libsvm_lines(path, first_line, lines, labels_required)
-                if piece.X.shape[0]:
-                    pieces.append(piece)
-                    n_rows += piece.X.shape[0]
-            if not pieces:
-                return
-            if len(pieces) == 1:
-                yield pieces[0]
-            else:  # blank or comment lines made a block short of rows
-                width = max(piece.X.shape[1] for piece in pieces)
-                X = sp.vstack(
-                    [
-                        sp.csr_matrix(piece.X, shape=(piece.X.shape[0], width))
-                        for piece in pieces
-                    ],
-                    format="csr",
-                )
-                yield Chunk(
-                    X,
-                    None if pieces[0].y is None else np.concatenate([p.y for p in pieces]),
-                    np.concatenate([piece.lines for piece in pieces]),
-                )
-            if n_rows < chunk_size:
-                return
+    return rechunk(libsvm_pieces(path, labels_required), chunk_size)
+
+
+class LibsvmLayout(NamedTuple):
+    """How LIBSVM rows become a model's columns."""
+
+    n_features: int
+    zero_based: bool  # index i is column i (else column i - 1)
+    hash_bits: int = None  # if set: column = index mod 2**hash_bits
+
+
+def fit_to_model(path, chunk, layout):
+    """A chunk of indices as written, made into the model's columns.
+
+    Indices are made zero-based; an index the model does not have is an
+    error naming its line. With ``hash_bits``, an index is taken modulo
+    ``2**hash_bits`` and values of the same column in a row are added up.
+    """
+    X = chunk.X
+    if layout.hash_bits is not None:
+        columns = X.indices.astype(np.int64) & (2**layout.hash_bits - 1)
+        X = sp.csr_matrix((X.data, columns, X.indptr), shape=(X.shape[0], layout.n_features))
+        X.sum_duplicates()
+        return chunk._replace(X=X)
+    zero_based, n_features = layout.zero_based, layout.n_features
+    offset = 0 if zero_based else 1
+    if X.nnz:
+        if not zero_based and X.indices.min() == 0:
+            position = int(np.argmin(X.indices))
+            raise DataError(
+                path,
+                int(chunk.lines[row_at(X, position)]),
+                "feature index 0, but this model's indices start at 1 "
+                "(its training file had no index 0; --zero-based reads indices from 0)",
+            )
+        position = int(np.argmax(X.indices))
+        if X.indices[position] - offset >= n_features:
+            raise DataError(
+                path,
+                int(chunk.lines[row_at(X, position)]),
+                f"feature index {X.indices[position]} is beyond the model's "
+                f"{n_features} features (indices {offset} to {n_features - 1 + offset}; "
+                "train with --n-features for a wider model, or --hash-bits)",
+            )
+    indices = X.indices - offset if offset else X.indices
+    X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
+    return chunk._replace(X=X)
+
+
+def read_libsvm(path, chunk_size, layout, labels_required=True):
+    """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`)."""
+    for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
+        yield fit_to_model(path, chunk, layout)
 
 
 class LibsvmScan(NamedTuple):
@@ -270,11 +626,12 @@ class LibsvmScan(NamedTuple):
     labels: np.ndarray  # the sorted distinct labels (classification), else None
 
 
-def scan_libsvm(path, chunk_size, collect_labels, progress=None):
+def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None):
     """A first streaming pass over a LIBSVM training file.
 
     ``collect_labels`` gathers the distinct labels (at most MAX_CLASSES);
-    ``progress(rows)`` is called after each chunk.
+    ``progress(rows)`` is called after each chunk; ``cache`` (a ChunkCache)
+    keeps every chunk, so that training need not parse the text again.
     """
     n_rows, largest, largest_line, zero_based = 0, -1, 0, False
     labels = set()
@@ -287,7 +644,9 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None):
             zero_based = zero_based or bool(chunk.X.indices.min() == 0)
         if collect_labels:
             collect_classes(path, int(chunk.lines[-1]), np.unique(chunk.y).tolist(), labels)
-        n_rows += chunk.X.shape[0]
+        if cache is not None:
+            cache.write(chunk)
+        n_rows += chunk.n_rows
         if progress is not None:
             progress(n_rows)
     if n_rows == 0:
@@ -315,91 +674,151 @@ def collect_classes(path, line, chunk_labels, labels):
         )
 
 
-def read_libsvm(path, chunk_size, n_features, zero_based, labels_required=True):
-    """Chunks of a LIBSVM file for a model ``n_features`` wide.
+# ------------------------------------------------------------------- cache
+class ChunkCache:
+    """Parsed chunks in a binary temporary file, read back for later passes.
 
-    Indices are made zero-based; an index the model does not have is an
-    error naming its line.
+    As Vowpal Wabbit's cache (``-c``): a pass over it costs reading the
+    arrays, not parsing text. The file is deleted on :meth:`close`.
     """
-    offset = 0 if zero_based else 1
-    for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
+
+    def __init__(self, directory=None):
+        self.file = tempfile.TemporaryFile(prefix="skftrl-cache-", dir=directory)
+        self.n_chunks = 0
+
+    def write(self, chunk):
         X = chunk.X
-        if X.nnz:
-            if not zero_based and X.indices.min() == 0:
-                position = int(np.argmin(X.indices))
-                raise DataError(
-                    path,
-                    int(chunk.lines[row_at(X, position)]),
-                    "feature index 0, but this model's indices start at 1 "
-                    "(its training file had no index 0)",
-                )
-            position = int(np.argmax(X.indices))
-            if X.indices[position] - offset >= n_features:
-                raise DataError(
-                    path,
-                    int(chunk.lines[row_at(X, position)]),
-                    f"feature index {X.indices[position]} is beyond the model's "
-                    f"{n_features} features (indices {offset} to {n_features - 1 + offset}; "
-                    "train with --n-features for a wider model)",
-                )
-        indices = X.indices - offset if offset else X.indices
-        X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
-        yield Chunk(X, chunk.y, chunk.lines)
+        arrays = [
+            np.array([X.shape[0], X.shape[1]], dtype=np.int64),
+            X.data,
+            X.indices,
+            X.indptr,
+            chunk.lines,
+        ]
+        for optional in (chunk.y, chunk.sample_weight):
+            arrays.append(np.zeros(0) if optional is None else optional)
+            arrays.append(np.array([optional is not None]))
+        for array in arrays:
+            np.save(self.file, array, allow_pickle=False)
+        self.n_chunks += 1
+
+    def chunks(self):
+        """Every chunk written, in order."""
+        self.file.flush()
+        self.file.seek(0)
+        for _ in range(self.n_chunks):
+            shape, data, indices, indptr, lines, y, has_y, weight, has_weight = (
+                np.load(self.file, allow_pickle=False) for _ in range(9)
+            )
+            X = sp.csr_matrix((data, indices, indptr), shape=tuple(shape))
+            yield Chunk(X, y if has_y[0] else None, lines, weight if has_weight[0] else None)
+
+    def close(self):
+        self.file.close()
 
 
 # ---------------------------------------------------------------------- CSV
-class CsvRows:
-    """The header and rows of a CSV file, with the line number of each row."""
+def decode(path, first_line, block):
+    """A block of CSV bytes as text; DataError at the line of a byte that is not UTF-8."""
+    try:
+        return block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = first_line + block.count(b"\n", 0, error.start)
+        column = error.start - (block.rfind(b"\n", 0, error.start) + 1) + 1
+        byte = block[error.start : error.start + 1].hex()
+        raise DataError(
+            path, line, f"byte 0x{byte} at column {column} is not UTF-8 text ({error.reason})"
+        ) from None
+
+
+class CsvInput:
+    """The header and the rows of a CSV input, column by column, with line numbers."""
 
     def __init__(self, path):
         self.path = path
-        self.binary = open_binary(path)
-        self.text = io.TextIOWrapper(self.binary, encoding="utf-8", newline="")
-        self.reader = csv.reader(self.text)
+        self.source = Input(path)
+        self.blocks = line_blocks(self.source, quoted=True)
         try:
-            self.header = self._next_row()
-            if self.header is None:
-                raise DataError(path, 1, "empty file: no header line")
+            self.header, self.first_rows = self._read_header()
             repeated = sorted({name for name in self.header if self.header.count(name) > 1})
             if repeated:
                 raise DataError(path, 1, f"repeated column names in the header: {repeated}")
-        except DataError:
+        except BaseException:
             self.close()
             raise
 
-    def _next_row(self):
-        """The next non-blank row, or None at the end of the file."""
+    def _read_header(self):
+        """The header, and the rows of the rest of its block."""
+        for first_line, block in self.blocks:
+            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
+            header, _ = self._next_row(reader, first_line)
+            if header is not None:
+                return header, self._rows(reader, first_line, len(header))
+        raise DataError(self.path, 1, "empty file: no header line")
+
+    def _next_row(self, reader, first_line):
+        """The next row that is not blank, and the line it starts on."""
         try:
-            for row in self.reader:
-                if row:
-                    return row
-        except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as error:
-            raise DataError(self.path, self.reader.line_num + 1, str(error)) from None
-        return None
+            while True:
+                start = first_line + reader.line_num
+                row = next(reader, None)
+                if row is None or row:  # the end, or not a blank line
+                    return row, start
+        except csv.Error as error:
+            raise DataError(self.path, first_line + reader.line_num, str(error)) from None
+
+    def _rows(self, reader, first_line, width):
+        """``(columns, lines)`` of the rows a csv reader gives."""
+        rows, lines = [], []
+        while True:
+            row, line = self._next_row(reader, first_line)
+            if row is None:
+                break
+            if len(row) != width:
+                raise DataError(self.path, line, f"{len(row)} fields, but the header has {width}")
+            rows.append(row)
+            lines.append(line)
+        columns = np.empty((len(rows), width), dtype=object)
+        if rows:
+            columns[...] = rows
+        return columns.T, np.array(lines, dtype=np.int64)
+
+    def pieces(self):
+        """``(columns, lines)`` of consecutive rows: an object array of str per column."""
+        width = len(self.header)
+        yield self.first_rows
+        for first_line, block in self.blocks:
+            text = decode(self.path, first_line, block)
+            rows = None
+            if '"' not in text and text.count("\r") == text.count("\r\n"):
+                rows = split_plain_csv(text.replace("\r\n", "\n"), width, first_line)
+            if rows is None:  # quotes, or a line to report: the csv module
+                rows = self._rows(csv.reader(io.StringIO(text, newline="")), first_line, width)
+            yield rows
 
     def chunks(self, chunk_size):
-        """Lists of at most ``chunk_size`` rows and their line numbers."""
-        reader, width = self.reader, len(self.header)
-        rows, lines = [], []
-        try:
-            for row in reader:
-                if len(row) != width:
-                    if not row:  # a blank line
-                        continue
-                    raise DataError(
-                        self.path,
-                        reader.line_num,
-                        f"{len(row)} fields, but the header has {width}",
-                    )
-                rows.append(row)
-                lines.append(reader.line_num)
-                if len(rows) == chunk_size:
-                    yield rows, np.array(lines, dtype=np.int64)
-                    rows, lines = [], []
-        except (csv.Error, UnicodeDecodeError, OSError, EOFError, zlib.error) as error:
-            raise DataError(self.path, reader.line_num + 1, str(error)) from None
-        if rows:
-            yield rows, np.array(lines, dtype=np.int64)
+        """``(columns, lines)`` of exactly ``chunk_size`` rows (the last may be shorter)."""
+        pending, n_pending = [], 0
+        for columns, lines in self.pieces():
+            if not len(lines):
+                continue
+            pending.append((columns, lines))
+            n_pending += len(lines)
+            if n_pending < chunk_size:
+                continue
+            columns = np.concatenate([piece[0] for piece in pending], axis=1)
+            lines = np.concatenate([piece[1] for piece in pending])
+            start = 0
+            while n_pending - start >= chunk_size:
+                yield columns[:, start : start + chunk_size], lines[start : start + chunk_size]
+                start += chunk_size
+            pending = [(columns[:, start:], lines[start:])]
+            n_pending -= start
+        if n_pending:
+            yield (
+                np.concatenate([piece[0] for piece in pending], axis=1),
+                np.concatenate([piece[1] for piece in pending]),
+            )
 
     def position(self, column, role):
         """Where ``column`` is in the header; DataError if it is not there."""
@@ -413,7 +832,28 @@ class CsvRows:
         return self.header.index(column)
 
     def close(self):
-        self.text.close()
+        self.source.close()
+
+
+def split_plain_csv(text, width, first_line):
+    """``(columns, lines)`` of CSV text without quotes, or None when a line
+    has another number of fields than ``width`` (the csv module then reads the
+    block and names the line)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    numbers = np.arange(first_line, first_line + len(lines))
+    if "" in lines:  # blank lines hold no row
+        kept = [i for i, line in enumerate(lines) if line]
+        lines = [lines[i] for i in kept]
+        numbers = numbers[kept]
+    fields = ",".join(lines).split(",")
+    if len(fields) != width * len(lines) or (
+        width > 1 and any(line.count(",") != width - 1 for line in lines)
+    ):
+        return None
+    columns = np.array(fields, dtype=object).reshape(len(lines), width).T
+    return columns, numbers
 
 
 def is_missing(value):
@@ -423,7 +863,7 @@ def is_missing(value):
 def parse_numbers(values):
     """Floats of CSV values, NaN for missing ones; None if one is not a number."""
     try:
-        numbers = np.array(values, dtype=np.float64)  # numpy parses the strings
+        numbers = np.array(values, dtype=np.float64)  # float() of each string
     except ValueError:  # missing markers such as "" or "NA", or words
         try:
             numbers = np.array(
@@ -434,32 +874,69 @@ def parse_numbers(values):
     return numbers
 
 
+class CsvLayout(NamedTuple):
+    """How CSV rows become a model's columns (see :func:`read_csv`)."""
+
+    label_column: str
+    kinds: dict  # feature column -> "numeric" or "categorical"
+    numeric_labels: bool
+    hash_bits: int
+    weight_column: str = None
+    ignored: tuple = ()  # columns read and dropped
+
+
 class CsvScan(NamedTuple):
     """What a first pass over a CSV training file found."""
 
     n_rows: int
-    layout: dict  # how to read files like it: see read_csv
+    kinds: dict  # feature column -> "numeric" or "categorical"
+    numeric_labels: bool
     labels: np.ndarray  # the sorted distinct labels (classification), else None
+    header: list
 
 
-def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None):
+def feature_columns(header, label_column, weight_column, ignore, keep):
+    """The header's feature columns: not the label, the weight, ignored, or left out by ``keep``."""
+    special = {label_column, weight_column}
+    return [
+        name
+        for name in header
+        if name not in special and name not in ignore and (keep is None or name in keep)
+    ]
+
+
+def column_kinds(columns, values, categorical, kinds=None):
+    """Update ``kinds`` (column -> numeric?) with a chunk's ``values``."""
+    kinds = dict.fromkeys(columns, True) if kinds is None else kinds
+    for name in columns:
+        if kinds[name] and name not in categorical:
+            kinds[name] = parse_numbers(values[name]) is not None
+        elif name in categorical:
+            kinds[name] = False
+    return kinds
+
+
+def scan_csv(path, label_column, chunk_size, classify, columns_of, categorical=(), progress=None):
     """A first streaming pass over a CSV training file.
 
-    A column is numeric when every value that is not missing is a number,
-    else categorical. For classification the labels are numbers when every
-    label is, else strings; for regression every label must be a number.
-    ``progress(rows)`` is called after each chunk.
+    A column is numeric when every value that is not missing is a number
+    (and it is not in ``categorical``), else categorical. For
+    classification the labels are numbers when every label is, else
+    strings; for regression every label must be a number. ``columns_of``
+    gives the feature columns of a header; ``progress(rows)`` is called
+    after each chunk.
     """
-    with contextlib.closing(CsvRows(path)) as source:
+    with contextlib.closing(CsvInput(path)) as source:
         label_position = source.position(label_column, "label")
-        columns = [name for name in source.header if name != label_column]
-        numeric = dict.fromkeys(columns, True)
+        columns = columns_of(source.header)
+        positions = {name: source.header.index(name) for name in columns}
+        header = source.header
+        numeric = None
         labels, numeric_labels, n_rows = set(), True, 0
-        for rows, lines in source.chunks(chunk_size):
-            values = list(zip(*rows))
-            for position, name in enumerate(source.header):
-                if name != label_column and numeric[name]:
-                    numeric[name] = parse_numbers(values[position]) is not None
+        for values, lines in source.chunks(chunk_size):
+            numeric = column_kinds(
+                columns, {name: values[positions[name]] for name in columns}, categorical, numeric
+            )
             label_values = values[label_position]
             check_labels_present(path, label_values, lines)
             if classify:
@@ -467,7 +944,7 @@ def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None)
                 collect_classes(path, int(lines[-1]), set(label_values), labels)
             else:
                 parse_targets(path, label_values, lines)
-            n_rows += len(rows)
+            n_rows += len(lines)
             if progress is not None:
                 progress(n_rows)
     if n_rows == 0:
@@ -477,13 +954,8 @@ def scan_csv(path, label_column, hash_bits, chunk_size, classify, progress=None)
         classes = np.unique(np.array(sorted(labels), dtype=np.float64))
     elif classify:
         classes = np.array(sorted(labels))
-    layout = {
-        "label_column": label_column,
-        "kinds": {name: "numeric" if numeric[name] else "categorical" for name in columns},
-        "numeric_labels": numeric_labels,
-        "hash_bits": hash_bits,
-    }
-    return CsvScan(n_rows, layout, classes)
+    kinds = {name: "numeric" if numeric[name] else "categorical" for name in columns}
+    return CsvScan(n_rows, kinds, numeric_labels, classes, header)
 
 
 def check_labels_present(path, label_values, lines):
@@ -508,13 +980,24 @@ def first_non_number(values, lines, missing_allowed):
     raise ValueError("every value is a number")
 
 
-def parse_targets(path, label_values, lines):
+def parse_targets(path, label_values, lines, what="label"):
     """The labels as floats; DataError at the first one that is not a number."""
     targets = parse_numbers(label_values)
     if targets is None or not np.all(np.isfinite(targets)):
         value, line = first_non_number(label_values, lines, missing_allowed=False)
-        raise DataError(path, line, f"the label {value!r} is not a finite number")
+        raise DataError(path, line, f"the {what} {value!r} is not a finite number")
     return targets
+
+
+def parse_weights(path, values, lines, column):
+    """Sample weights of a weight column: finite numbers >= 0."""
+    weights = parse_targets(path, values, lines, what=f"weight (column {column!r})")
+    negative = np.flatnonzero(weights < 0)
+    if negative.size:
+        raise DataError(
+            path, int(lines[negative[0]]), f"the weight {values[negative[0]]!r} is negative"
+        )
+    return weights
 
 
 def hashed_index(hasher, names):
@@ -527,8 +1010,8 @@ def hashed_index(hasher, names):
 class FeatureNames:
     """The names of hashed features, at most MAX_NAMES_PER_COLUMN a column."""
 
-    def __init__(self):
-        self.by_index = {}  # hashed index -> list of names
+    def __init__(self, by_index=None):
+        self.by_index = {} if by_index is None else by_index  # index -> names
         self.count = {}  # column -> names recorded
 
     def add(self, column, names, indices):
@@ -544,49 +1027,68 @@ class FeatureNames:
         return self.count.get(column, 0) < MAX_NAMES_PER_COLUMN
 
 
-def read_csv(path, layout, chunk_size, labels="required", names=None):
-    """Chunks of a CSV file, read as ``layout`` (from :func:`scan_csv`) says.
+def read_csv(path, layout, chunk_size, labels="required", names=None, on_first_chunk=None,
+             find_kinds=None):
+    """Chunks of a CSV input, read as ``layout`` (a :class:`CsvLayout`) says.
 
-    ``layout`` holds ``label_column``; ``kinds``, the feature columns, each
-    ``"numeric"`` (its value at the hashed index of the column's name) or
-    ``"categorical"`` (1 at the hashed index of ``"column=value"``);
-    ``numeric_labels``, whether labels are floats (else strings); and
-    ``hash_bits``, the width ``2**hash_bits``. Hashing is FeatureHasher's,
-    without alternate signs, so that a weight reads as the feature's effect.
+    ``layout.kinds`` names the feature columns, each ``"numeric"`` (its value
+    at the hashed index of the column's name) or ``"categorical"`` (1 at the
+    hashed index of ``"column=value"``); ``numeric_labels`` whether labels
+    are floats (else strings); ``hash_bits`` the width ``2**hash_bits``;
+    ``weight_column`` the sample weights, if any; ``ignored`` columns that are
+    read and dropped. Hashing is FeatureHasher's, without alternate signs, so
+    that a weight reads as the feature's effect.
 
-    ``labels="required"`` reads the label column, ``"ignored"`` skips it if
-    it is there. Every feature column of the layout must be in the header,
-    and no other column. ``names`` (a FeatureNames) records the names of
-    hashed features.
+    When ``layout.kinds`` is None, ``find_kinds(header, values)`` gives the
+    kinds and the ignored columns from the first chunk's values (a dict of
+    column -> values). ``labels="required"`` reads the label column (and the
+    weight column), ``"ignored"`` skips them if they are there. Every
+    feature column of the layout must be in the header, and no other column
+    unless ignored. ``names`` (a FeatureNames) records the names of hashed
+    features. ``on_first_chunk(values, y)`` sees the first chunk's numeric
+    columns (a dict of float arrays) and labels.
     """
+    from sklearn.feature_extraction import FeatureHasher
+
     hasher = FeatureHasher(
-        n_features=2 ** layout["hash_bits"], input_type="string", alternate_sign=False
+        n_features=2**layout.hash_bits, input_type="string", alternate_sign=False
     )
-    kinds = layout["kinds"]
-    label_column = layout["label_column"]
-    numeric_names = [name for name, kind in kinds.items() if kind == "numeric"]
-    numeric_index = dict(zip(numeric_names, hashed_index(hasher, numeric_names)))
-    if names is not None:
-        for name in numeric_names:
-            names.add(name, [name], [numeric_index[name]])
-    with contextlib.closing(CsvRows(path)) as source:
+    with contextlib.closing(CsvInput(path)) as source:
+        chunks = source.chunks(chunk_size)
+        if layout.kinds is None:
+            first = next(chunks, None)
+            values = {} if first is None else dict(zip(source.header, first[0]))
+            kinds, ignored = find_kinds(source.header, values)
+            layout = layout._replace(kinds=kinds, ignored=tuple(ignored))
+            chunks = itertools.chain([] if first is None else [first], chunks)
+        kinds = layout.kinds
+        numeric_names = [name for name, kind in kinds.items() if kind == "numeric"]
+        numeric_index = dict(zip(numeric_names, hashed_index(hasher, numeric_names)))
+        if names is not None:
+            for name in numeric_names:
+                names.add(name, [name], [numeric_index[name]])
         positions = {name: source.position(name, "feature") for name in kinds}
-        label_position = None
+        label_position = weight_position = None
         if labels == "required":
-            label_position = source.position(label_column, "label")
-        unknown = [name for name in source.header if name not in kinds and name != label_column]
+            label_position = source.position(layout.label_column, "label")
+            if layout.weight_column is not None:
+                weight_position = source.position(layout.weight_column, "weight")
+        known = {layout.label_column, layout.weight_column, *layout.ignored}
+        unknown = [name for name in source.header if name not in kinds and name not in known]
         if unknown:
             raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
-        for rows, lines in source.chunks(chunk_size):
-            values = list(zip(*rows))
-            row_ids, column_ids, data = [], [], []
+        for values, lines in chunks:
+            row_ids, column_ids, data, numbers_of = [], [], [], {}
             for name, kind in kinds.items():
                 column_values = values[positions[name]]
                 if kind == "numeric":
-                    rows_kept, numbers = numeric_features(path, name, column_values, lines)
+                    numbers = numeric_values(path, name, column_values, lines)
+                    numbers_of[name] = numbers
+                    # NaN is a missing value; a zero adds nothing to a linear model.
+                    rows_kept = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
                     row_ids.append(rows_kept)
                     column_ids.append(np.full(rows_kept.size, numeric_index[name]))
-                    data.append(numbers)
+                    data.append(numbers[rows_kept])
                 else:
                     rows_kept, indices = categorical_features(
                         name, column_values, hasher, names
@@ -603,29 +1105,37 @@ def read_csv(path, layout, chunk_size, labels="required", names=None):
                         np.concatenate(column_ids) if column_ids else np.zeros(0, np.int64),
                     ),
                 ),
-                shape=(len(rows), hasher.n_features),
+                shape=(len(lines), hasher.n_features),
             )
             X.sum_duplicates()
-            y = None
+            y = weights = None
             if label_position is not None:
                 label_values = values[label_position]
                 check_labels_present(path, label_values, lines)
-                if layout["numeric_labels"]:
+                if layout.numeric_labels:
                     y = parse_targets(path, label_values, lines)
                 else:
-                    y = np.array(label_values)
-            yield Chunk(X, y, lines)
+                    y = np.array(label_values, dtype=str)
+            if weight_position is not None:
+                weights = parse_weights(path, values[weight_position], lines, layout.weight_column)
+            if on_first_chunk is not None:
+                on_first_chunk(numbers_of, y)
+                on_first_chunk = None
+            yield Chunk(X, y, lines, weights)
 
 
-def numeric_features(path, column, values, lines):
-    """Rows with a non-zero value in a numeric column, and those values."""
+def numeric_values(path, column, values, lines):
+    """A numeric column's values, NaN where missing; DataError at a value that is not a number."""
     numbers = parse_numbers(values)
     if numbers is None or np.isinf(numbers).any():
         value, line = first_non_number(values, lines, missing_allowed=True)
-        raise DataError(path, line, f"column {column!r} holds numbers, but this value is {value!r}")
-    # NaN is a missing value; a zero adds nothing to a linear model.
-    rows = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
-    return rows, numbers[rows]
+        raise DataError(
+            path,
+            line,
+            f"column {column!r} holds numbers, but this value is {value!r} "
+            f"(--categorical {column} reads every value as a category)",
+        )
+    return numbers
 
 
 def categorical_features(column, values, hasher, names):
@@ -677,22 +1187,3 @@ def atomic_output(path, mode="wb"):
         with contextlib.suppress(OSError):
             os.remove(temporary)
         raise
-
-
-def load_model(path):
-    """The dictionary saved by ``skftrl train``; DataError if it is not one.
-
-    Like any pickle, a model file can run code when loaded: load only files
-    you trust.
-    """
-    if not os.path.exists(path):
-        raise DataError(path, None, "No such file or directory")
-    try:
-        model = joblib.load(path)
-    except Exception as error:  # a corrupt file fails in many ways
-        raise DataError(
-            path, None, f"not a readable skftrl model file ({type(error).__name__}: {error})"
-        ) from None
-    if not isinstance(model, dict) or model.get("kind") != MODEL_KIND:
-        raise DataError(path, None, "not a skftrl model file (made by skftrl train)")
-    return model

@@ -13,14 +13,17 @@ be equal, not close.
 
 import contextlib
 import csv
+import fcntl
 import gzip
 import io
 import os
 import pty
 import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.resources import files
@@ -163,8 +166,11 @@ def a9a_run(tmp_path_factory):
 def test_train_libsvm_equals_partial_fit_in_the_same_chunks(a9a_run):
     train, test, model_path, result, reference = a9a_run
     model = joblib.load(model_path)
-    assert_same_state(model["estimator"], reference)
-    assert model["input"] == {"format": "libsvm", "n_features": 123, "zero_based": False}
+    assert isinstance(model, FTRLClassifier)
+    assert_same_state(model, reference)
+    assert model.input_spec_ == {
+        "format": "libsvm", "n_features": 123, "zero_based": False, "hash_bits": None
+    }
     assert result.stderr == ""  # no progress display when stderr is not a terminal
 
     # Each pass reports the mean loss of its rows, each scored before it was learned.
@@ -207,12 +213,12 @@ def test_inspect_lists_the_largest_weights_with_libsvm_indices(a9a_run):
     assert [(float(w), int(i)) for w, i in listed] == [(round(coef[i], 6), i + 1) for i in top]
 
 
-def test_progress_is_shown_only_on_a_terminal(tmp_path):
-    train = write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:300])
-    args = ("train", train, "--model", tmp_path / "m", "--chunk-size", 100)
+def shown_on_a_terminal(args, columns, cwd=None):
+    """What ``skftrl *args`` draws on stderr when it is a terminal ``columns`` wide."""
     controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     process = subprocess.Popen(
-        command(*args), stdout=subprocess.DEVNULL, stderr=terminal, env=environment()
+        command(*args), stdout=subprocess.DEVNULL, stderr=terminal, env=environment(), cwd=cwd
     )
     os.close(terminal)
     shown = b""
@@ -226,7 +232,24 @@ def test_progress_is_shown_only_on_a_terminal(tmp_path):
         shown += data
     os.close(controller)
     assert process.wait(timeout=300) == 0
-    assert re.search(rb"pass 1/1: [0-9,]+ of 300 rows, [0-9,]+ rows/s, progressive log loss", shown)
+    return shown.decode()
+
+
+def test_progress_on_a_narrow_terminal_keeps_the_rate_and_the_loss(tmp_path):
+    pytest.importorskip("tqdm")  # the display's library: in the test extra
+    write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:20000])
+    args = ("train", "train.svm", "--model", "m", "--chunk-size", 50, "--passes", 2,
+            "--n-features", 123, "--classes=-1,1")
+    shown = shown_on_a_terminal(args, columns=60, cwd=tmp_path)
+    frames = [frame for frame in re.split(r"[\r\n]", shown) if "pass" in frame]
+    # The first pass, before the total is known: rows, rate and running loss.
+    assert any(re.search(r"pass 1/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| [0-9.]+k? rows", f)
+               for f in frames), shown
+    # The second: the percentage and the time left too.
+    assert any(re.search(r"pass 2/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| \d+% ETA \d\d:\d\d", f)
+               for f in frames), shown
+    visible = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", frame) for frame in frames]
+    assert max(len(frame) for frame in visible) <= 60
 
 
 def test_train_multiclass_and_predict_every_probability(tmp_path):
@@ -238,7 +261,7 @@ def test_train_multiclass_and_predict_every_probability(tmp_path):
     assert result.returncode == 0, result.stderr
     X, y = load_svmlight_file(str(train))
     reference = chunked_partial_fit(FTRLClassifier(), X, y, 512, classes=[1, 2, 3])
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     X_test, y_test = load_svmlight_file(str(test), n_features=X.shape[1])
     assert held_out(result.stdout, "log loss") == round(
         log_loss(y_test, reference.predict_proba(X_test)), 4
@@ -276,7 +299,7 @@ def test_regression_train_test_and_predict(tmp_path):
     ]
     X_train, y_train = load_svmlight_file(str(train), n_features=30)
     reference = chunked_partial_fit(FTRLRegressor(loss="huber", epsilon=0.5), X_train, y_train, 300)
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     X_test, y_test = load_svmlight_file(str(test), n_features=30)
     residuals = reference.predict(X_test) - y_test
     assert held_out(result.stdout, "RMSE") == round(np.sqrt(np.mean(residuals**2)), 4)
@@ -355,8 +378,8 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
         FTRLClassifier(l1=0.5), X, y, 600, passes=2, classes=["no", "yes"]
     )
     model = joblib.load(model_path)
-    assert_same_state(model["estimator"], reference)
-    assert list(model["estimator"].classes_) == ["no", "yes"]
+    assert_same_state(model, reference)
+    assert list(model.classes_) == ["no", "yes"]
 
     # Prediction: columns in another order, no label column.
     new_rows = click_rows(700, seed=1)
@@ -396,7 +419,7 @@ def test_train_csv_regression_with_numeric_labels(tmp_path):
     X = hashed_reference(rows, 10)
     y = np.array([float(row["clicked"]) for row in rows])
     reference = chunked_partial_fit(FTRLRegressor(), X, y, 10_000)
-    assert_same_state(joblib.load(model_path)["estimator"], reference)
+    assert_same_state(joblib.load(model_path), reference)
     rmse = np.sqrt(np.mean((reference.predict(X) - y) ** 2))
     assert held_out(result.stdout, "RMSE") == round(rmse, 4)
 
@@ -447,7 +470,7 @@ BAD_INPUT = {
     "test index beyond the model's width": (
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 5, "-1 2:1 124:1\n")},
         ["train", "train.svm", "--test", "test.svm", "--model", "model", "--n-features", 123],
-        "test.svm:5: feature index 124 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model)",
+        "test.svm:5: feature index 124 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model, or --hash-bits)",
     ),
     "test label not a class": (
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 8, "2 5:1 7:1\n")},
@@ -489,12 +512,13 @@ BAD_INPUT = {
         {"train.csv": CLICK_LINES, "test.csv": with_line(CLICK_LINES, 6, "12,red,yes,lots,city1\n")},
         ["train", "train.csv", "--label-column", "clicked", "--test", "test.csv",
          "--model", "model"],
-        "test.csv:6: column 'score' holds numbers, but this value is 'lots'",
+        "test.csv:6: column 'score' holds numbers, but this value is 'lots' "
+        "(--categorical score reads every value as a category)",
     ),
     "predict index beyond the model's width": (
         {"model": "libsvm model", "new.svm": with_line(A9A_HEAD, 4, "-1 5:1 200:1\n")},
         ["predict", "--model", "model", "new.svm", "--output", "out.txt"],
-        "new.svm:4: feature index 200 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model)",
+        "new.svm:4: feature index 200 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model, or --hash-bits)",
     ),
     "predict csv without a feature column": (
         {"model": "csv model", "new.csv": csv_lines(CLICKS, ["age", "color", "city"])},
@@ -514,7 +538,8 @@ BAD_INPUT = {
     "not a skftrl model": (
         {"model": "a joblib list"},
         ["inspect", "--model", "model"],
-        "model: not a skftrl model file (made by skftrl train)",
+        "model: not a skftrl model file: it holds a list, not a fitted FTRLClassifier or "
+        "FTRLRegressor",
     ),
 }
 
@@ -538,9 +563,9 @@ USAGE_ERRORS = {
         ["train", "d.svm", "--model", "m", "--loss", "huber"],
         "skftrl: error: --loss and --epsilon are for --task regress",
     ),
-    "hash bits for libsvm": (
-        ["train", "d.svm", "--model", "m", "--hash-bits", 10],
-        "skftrl: error: d.svm is read as LIBSVM, which takes neither --label-column",
+    "label column for libsvm": (
+        ["train", "d.svm", "--model", "m", "--label-column", "y"],
+        "skftrl: error: d.svm is read as LIBSVM, which takes no --label-column",
     ),
 }
 
@@ -670,3 +695,315 @@ def test_terminated_training_removes_its_temporary_file(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert stderr == "skftrl: interrupted\n"
     assert os.listdir(tmp_path) == ["train.svm"]
+
+
+# ------------------------------------------------- streams: stdin and FIFOs
+A9A_3000 = shipped_lines("a9a.gz")[:3000]
+
+
+def a9a_reference(lines, chunk_size, **params):
+    X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
+    return X, y, chunked_partial_fit(FTRLClassifier(**params), X, y, chunk_size, classes=[-1, 1])
+
+
+def test_train_from_stdin_reads_every_row_once(tmp_path):
+    data = b"".join(A9A_3000)
+    result = subprocess.run(
+        command("train", "-", "--model", "m", "--n-features", 123, "--classes=-1,1",
+                "--chunk-size", 700, "--l1", 1),
+        input=data, capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    _, _, reference = a9a_reference(A9A_3000, 700, l1=1.0)
+    assert_same_state(joblib.load(tmp_path / "m"), reference)
+    assert reference.n_samples_seen_ == 3000
+
+
+def test_predict_from_a_fifo_and_from_stdin_writes_every_row(tmp_path):
+    X, _, reference = a9a_reference(A9A_3000[:1000], 300)
+    reference.input_spec_ = {"format": "libsvm", "n_features": 123, "zero_based": False}
+    joblib.dump(reference, tmp_path / "model")
+    lines = shipped_lines("a9a.t.gz")[:2500]
+    expected = reference.predict_proba(load_svmlight_file(io.BytesIO(b"".join(lines)),
+                                                          n_features=123)[0])[:, 1]
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    process = subprocess.Popen(
+        command("predict", "--model", "model", "rows.fifo"), cwd=tmp_path, env=environment(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    with open(fifo, "wb") as writer:  # opens once the command opens the FIFO
+        for start in range(0, len(lines), 100):  # in pieces, as a slow producer writes
+            writer.write(b"".join(lines[start : start + 100]))
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0, stderr
+    assert np.array_equal(read_numbers(stdout.decode())[:, 0], expected)
+
+    piped = subprocess.run(
+        command("predict", "--model", "model", "-"), input=gzip.compress(b"".join(lines)),
+        capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert np.array_equal(read_numbers(piped.stdout.decode())[:, 0], expected)
+
+
+def test_a_stream_without_the_classes_is_refused_before_reading(tmp_path):
+    result = subprocess.run(
+        command("train", "-", "--model", "m", "--n-features", 123), input=b"".join(A9A_3000),
+        capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+    )
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "skftrl: error: - is not a regular file and cannot be read twice: give "
+        "--classes A,B,... so that one pass suffices (or continue a model with -i)\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------ the model file
+def test_resume_with_initial_model_equals_uninterrupted_partial_fit(tmp_path):
+    write(tmp_path / "a.svm", A9A_3000[:1700])
+    write(tmp_path / "b.svm.gz", A9A_3000[1700:])
+    first = run_here("train", "a.svm", "--model", "a.model", "--chunk-size", 500,
+                     "--n-features", 123, "--l1", 0.5, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    second = run_here("train", "b.svm.gz", "-i", "a.model", "--model", "b.model",
+                      "--chunk-size", 500, cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert "scanned" not in second.stdout  # the model says all: one pass
+    X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000)), n_features=123)
+    reference = FTRLClassifier(l1=0.5)
+    for part in (slice(0, 1700), slice(1700, 3000)):
+        chunked_partial_fit(reference, X[part], y[part], 500, classes=[-1, 1])
+    resumed = joblib.load(tmp_path / "b.model")
+    assert_same_state(resumed, reference)
+    assert resumed.loss_curve_ == reference.loss_curve_
+    assert [run["rows"] for run in resumed.training_log_] == [1700, 1300]
+
+    wrong_task = run_here("train", "b.svm.gz", "-i", "a.model", "--model", "c.model",
+                          "--task", "regress", cwd=tmp_path)
+    assert wrong_task.returncode == 2
+    assert "a.model is a classifier: use --task classify" in wrong_task.stderr
+
+
+def test_the_model_file_is_the_estimator_and_a_python_model_is_accepted(a9a_run, tmp_path):
+    _, test, model_path, _, reference = a9a_run
+    model = joblib.load(model_path)
+    X_test, y_test = load_svmlight_file(str(test), n_features=123)
+    predicted = run_here("predict", "--model", model_path, test)
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], model.predict_proba(X_test)[:, 1])
+
+    # A model trained and saved in Python: LIBSVM indices from 1 by default.
+    X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000)), n_features=123)
+    python_model = FTRLClassifier(l1=1.0).partial_fit(X, y, classes=[-1, 1])
+    joblib.dump(python_model, tmp_path / "python.joblib")
+    predicted = run_here("predict", "--model", tmp_path / "python.joblib", test)
+    assert predicted.returncode == 0, predicted.stderr
+    assert np.array_equal(
+        read_numbers(predicted.stdout)[:, 0], python_model.predict_proba(X_test)[:, 1]
+    )
+    scored = run_here("test", "--model", tmp_path / "python.joblib", test)
+    proba = python_model.predict_proba(X_test)
+    assert f"log loss: {log_loss(y_test, proba):.4f}" in scored.stdout
+    assert f"AUC: {roc_auc_score(y_test, proba[:, 1]):.4f}" in scored.stdout
+    shown = run_here("inspect", "--model", tmp_path / "python.joblib", "--all")
+    assert shown.returncode == 0, shown.stderr
+    listed = re.findall(r"^ +([-+][0-9.]+)  feature (\d+)$", shown.stdout, flags=re.M)
+    coef = python_model.coef_[0]
+    assert [(float(w), int(i)) for w, i in listed] == [
+        (round(coef[j], 6), j + 1) for j in np.flatnonzero(coef)
+    ]
+
+
+def test_skops_model_file(tmp_path):
+    sio = pytest.importorskip("skops.io")
+    write(tmp_path / "a.svm", A9A_3000)
+    result = run_here("train", "a.svm", "--model", "m.skops", "--n-features", 123, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    loaded = sio.load(tmp_path / "m.skops", trusted=["skftrl._classifier.FTRLClassifier"])
+    _, _, reference = a9a_reference(A9A_3000, 10_000)
+    assert_same_state(loaded, reference)
+    predicted = run_here("predict", "--model", "m.skops", "a.svm", cwd=tmp_path)
+    X, _ = load_svmlight_file(str(tmp_path / "a.svm"), n_features=123)
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], reference.predict_proba(X)[:, 1])
+
+
+def test_a_hashed_model_file_grows_with_its_non_zero_state(tmp_path):
+    rows = click_rows(500, seed=5)
+    write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city"])
+    result = run_here("train", "c.csv", "--label-column", "clicked", "--model", "m",
+                      "--hash-bits", 22, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    # 2**22 columns of float64 z and n are 64 MiB; about 70 features are touched.
+    assert os.path.getsize(tmp_path / "m") < 50_000
+
+
+# ---------------------------------------------------------- CSV options
+def test_weight_ignore_keep_and_categorical_columns(tmp_path):
+    rows = click_rows(1500, seed=6)
+    rng = np.random.RandomState(0)
+    for row in rows:
+        row["weight"] = f"{rng.choice([0, 0.5, 1, 3])}"
+        row["zip"] = str(rng.randint(5))  # a numeric code: a category
+        row["id"] = str(rng.randint(10**6))
+    columns = ["age", "color", "clicked", "score", "city", "weight", "zip", "id"]
+    write_csv(tmp_path / "c.csv", rows, columns)
+    result = run_here(
+        "train", "c.csv", "--label-column", "clicked", "--weight-column", "weight",
+        "--ignore", "id", "--categorical", "zip", "--hash-bits", 12, "--chunk-size", 400,
+        "--model", "m", cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    pairs = []
+    for row in rows:
+        features = [(name, float(row[name])) for name in ("age", "score")
+                    if row[name].strip().lower() not in MISSING]
+        features += [(f"{name}={row[name]}", 1.0) for name in ("color", "city", "zip")
+                     if row[name].strip().lower() not in MISSING]
+        pairs.append(features)
+    X = FeatureHasher(2**12, input_type="pair", alternate_sign=False).transform(pairs)
+    y = np.array([row["clicked"] for row in rows])
+    weights = np.array([float(row["weight"]) for row in rows])
+    reference = FTRLClassifier()
+    for start in range(0, 1500, 400):
+        part = slice(start, start + 400)
+        reference.partial_fit(X[part], y[part], classes=["no", "yes"], sample_weight=weights[part])
+    model = joblib.load(tmp_path / "m")
+    assert_same_state(model, reference)
+    assert model.input_spec_["ignored"] == ["id"]
+    assert model.input_spec_["kinds"]["zip"] == "categorical"
+
+    kept = run_here("train", "c.csv", "--label-column", "clicked", "--keep", "color,zip",
+                    "--hash-bits", 12, "--model", "k", "--classes", "no,yes", cwd=tmp_path)
+    assert kept.returncode == 0, kept.stderr
+    assert sorted(joblib.load(tmp_path / "k").input_spec_["kinds"]) == ["color", "zip"]
+
+
+def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
+    rng = np.random.RandomState(1)
+    lines = ["hour,temp,casual,registered,cnt\n"]
+    for _ in range(600):
+        casual, registered = rng.randint(0, 50), rng.randint(0, 300)
+        lines.append(f"{rng.randint(24)},{rng.rand():.2f},{casual},{registered},"
+                     f"{casual + registered}\n")
+    write(tmp_path / "bike.csv", lines)
+    result = run_here("train", "bike.csv", "--label-column", "cnt", "--task", "regress",
+                      "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "skftrl: warning: the numeric columns 'casual', 'registered' reproduce the label "
+        "'cnt' almost exactly (R^2 = 1.0000 over the first 600 rows): derived from it? "
+        "Leave them out with --ignore casual,registered\n"
+    ) == result.stderr
+    clean = run_here("train", "bike.csv", "--label-column", "cnt", "--task", "regress",
+                     "--ignore", "casual,registered", "--model", "m", cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stderr == ""
+
+
+# ------------------------------------------ issue 16: crash-free edges
+def test_an_empty_test_file_still_saves_the_model(tmp_path):
+    write(tmp_path / "a.svm", A9A_3000[:500])
+    write(tmp_path / "empty.svm", [])
+    result = run_here("train", "a.svm", "--test", "empty.svm", "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "skftrl: warning: empty.svm has no data rows: no held-out scores\n"
+    assert isinstance(joblib.load(tmp_path / "m"), FTRLClassifier)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["train", "big.svm", "--model", "m"],
+         "skftrl: error: a model 2,147,483,647 features wide needs 32.0 GiB for its state "
+         "(z and n, 1 output)"),
+        (["train", "a.svm", "--model", "m", "--n-features", "1e19"],
+         "skftrl: error: a model 10,000,000,000,000,000,000 features wide needs "
+         "149,011,611,938.5 GiB for its state (z and n, 1 output)"),
+    ],
+)
+def test_a_width_beyond_memory_says_what_it_needs_and_suggests_hashing(tmp_path, args, expected):
+    write(tmp_path / "a.svm", A9A_3000[:50])
+    write(tmp_path / "big.svm", A9A_3000[:50] + [b"+1 3:1 2147483647:1\n"])
+    result = run_here(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith(expected)
+    assert result.stderr.rstrip().endswith(
+        "use --hash-bits B to hash the features into 2**B columns"
+    )
+    hashed = run_here("train", "big.svm", "--model", "h", "--hash-bits", 10, cwd=tmp_path)
+    assert hashed.returncode == 0, hashed.stderr
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["train", "a.svm", "--model", "a.svm"],
+         "--model a.svm is the DATA file: it would be overwritten"),
+        (["train", "a.svm", "--test", "t.svm", "--model", "./t.svm"],
+         "--model ./t.svm is the --test file: it would be overwritten"),
+        (["predict", "--model", "m", "a.svm", "--output", "m"],
+         "--output m is the --model file: it would be overwritten"),
+        (["train", "a.svm", "--model", "m", "--classes", "1"],
+         "--classes needs two distinct labels or more, comma-separated: '1'"),
+        (["train", "a.svm", "--model", "m", "--classes", "yes,no"],
+         "LIBSVM labels are numbers: --classes yes,no"),
+        (["train", "a.svm", "--model", "m", "--weight-column", "w"],
+         "a.svm is read as LIBSVM, which takes no --weight-column"),
+        (["train", "a.svm", "--model", "m", "--n-features", "1.5"],
+         "argument --n-features: not an integer: '1.5'"),
+        (["train", "c.csv", "--model", "m", "--label-column", "clicked", "--n-features", "9"],
+         "--n-features and --zero-based are for LIBSVM data"),
+    ],
+)
+def test_options_that_cannot_work_are_refused_and_nothing_is_written(tmp_path, args, expected):
+    write(tmp_path / "a.svm", A9A_3000[:50])
+    write(tmp_path / "t.svm", A9A_3000[50:80])
+    write(tmp_path / "c.csv", CLICK_LINES)
+    (tmp_path / "m").write_bytes(b"a model")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    result = run_here(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    "files, args, expected",
+    [
+        ({"model": "a damaged dict"}, ["inspect", "--model", "model"],
+         "model: a damaged skftrl model file: no 'input', 'training' in it"),
+        ({"c.csv": with_line(CLICK_LINES, 20, b"31,r\xe9d,yes,0.5,city1\n")},
+         ["train", "c.csv", "--label-column", "clicked", "--model", "m"],
+         "c.csv:20: byte 0xe9 at column 5 is not UTF-8 text (invalid continuation byte)"),
+        ({"c.csv": CLICK_LINES}, ["train", "c.csv", "--label-column", "clicked",
+                                  "--ignore", "colour", "--model", "m"],
+         "c.csv:1: --ignore: no column 'colour' in the header (the columns are: age, color, "
+         "clicked, score, city)"),
+        ({"c.csv": [CLICK_LINES[0].replace("\n", ",w\n")]
+          + [line.replace("\n", ",1\n") for line in CLICK_LINES[1:6]] + ["30,red,no,0.1,x,-2\n"]},
+         ["train", "c.csv", "--label-column", "clicked", "--weight-column", "w", "--model", "m"],
+         "c.csv:7: the weight '-2' is negative"),
+    ],
+)
+def test_bad_files_of_the_new_options(tmp_path, files, args, expected):
+    for name, content in files.items():
+        if content == "a damaged dict":
+            joblib.dump({"kind": "skftrl model", "estimator": FTRLClassifier()}, tmp_path / name)
+        else:
+            write(tmp_path / name, content)
+    before = set(os.listdir(tmp_path))
+    result = run_here(*args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == f"skftrl: error: {expected}\n"
+    assert set(os.listdir(tmp_path)) == before
+
+
+def test_help_and_version_start_without_scientific_imports():
+    code = (
+        "import sys; from skftrl._cli import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('numpy', 'scipy', 'sklearn', 'joblib') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=environment(), timeout=300)
+    assert result.stdout.splitlines()[-1] == "[]", result.stderr

@@ -10,10 +10,15 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 
 from skftrl._io import (
+    ChunkCache,
+    CsvLayout,
     DataError,
+    LibsvmLayout,
     atomic_output,
+    feature_columns,
     libsvm_line_problem,
     libsvm_row_chunks,
+    parse_plain_libsvm,
     read_csv,
     read_libsvm,
     scan_csv,
@@ -82,11 +87,11 @@ def test_scan_and_read_libsvm_one_based(tmp_path):
     assert (scan.n_rows, scan.n_features, scan.zero_based) == (3, 7, False)
     assert (scan.largest_index, scan.largest_index_line) == (7, 3)
     assert scan.labels.tolist() == [0.0, 1.0]
-    X = np.vstack([chunk.X.toarray() for chunk in read_libsvm(path, 2, 8, False)])
+    X = np.vstack([chunk.X.toarray() for chunk in read_libsvm(path, 2, LibsvmLayout(8, False))])
     expected, _ = load_svmlight_file(str(path), n_features=8)
     assert np.array_equal(X, expected.toarray())
     with pytest.raises(DataError, match="beyond the model's 6 features") as error:
-        list(read_libsvm(path, 2, 6, False))
+        list(read_libsvm(path, 2, LibsvmLayout(6, False)))
     assert error.value.line == 3
 
 
@@ -95,7 +100,7 @@ def test_index_0_in_a_one_based_model_is_refused(tmp_path):
     path.write_bytes(b"1 1:1\n0 0:1 2:1\n")
     assert scan_libsvm(path, 10, collect_labels=False).zero_based
     with pytest.raises(DataError, match="feature index 0, but this model's indices start at 1"):
-        list(read_libsvm(path, 10, 5, zero_based=False))
+        list(read_libsvm(path, 10, LibsvmLayout(5, zero_based=False)))
 
 
 def test_csv_columns_are_numeric_only_if_every_present_value_is_a_number(tmp_path):
@@ -107,29 +112,33 @@ def test_csv_columns_are_numeric_only_if_every_present_value_is_a_number(tmp_pat
         "\n"  # blank lines are skipped
         "0,,n/a,yes\n"
     )
-    scan = scan_csv(path, "y", 18, chunk_size=2, classify=True)
-    assert scan.layout["kinds"] == {"a": "numeric", "b": "categorical", "c": "numeric"}
-    assert scan.labels.tolist() == ["no", "yes"] and not scan.layout["numeric_labels"]
-    chunks = list(read_csv(path, scan.layout, 2))
+    scan = scan_csv(path, "y", 2, True, lambda header: feature_columns(header, "y", None, (), None))
+    assert scan.kinds == {"a": "numeric", "b": "categorical", "c": "numeric"}
+    assert scan.labels.tolist() == ["no", "yes"] and not scan.numeric_labels
+    chunks = list(read_csv(path, CsvLayout("y", scan.kinds, False, 18), 2))
     assert [chunk.lines.tolist() for chunk in chunks] == [[2, 3], [5]]
     # Row 2: a=1.5 and b=x; row 3: b=2 and c=3; row 5: a=0 adds nothing, b and c missing.
     assert [chunk.X.nnz for chunk in chunks] == [4, 0]
     assert sorted(chunks[0].X.data.tolist()) == [1.0, 1.0, 1.5, 3.0]
 
 
+def ALL_COLUMNS(header):
+    return feature_columns(header, "y", None, (), None)
+
+
 def test_csv_label_and_field_errors_name_the_line(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text("a,y\n1,2\n2,\n")
     with pytest.raises(DataError, match="missing label ''") as error:
-        scan_csv(path, "y", 4, chunk_size=10, classify=False)
+        scan_csv(path, "y", 10, False, ALL_COLUMNS)
     assert error.value.line == 3
     path.write_text("a,y\n1,2\n2,z\n")
     with pytest.raises(DataError, match="the label 'z' is not a finite number") as error:
-        scan_csv(path, "y", 4, chunk_size=10, classify=False)
+        scan_csv(path, "y", 10, False, ALL_COLUMNS)
     assert error.value.line == 3
     path.write_text('a,y\n1,2\n"2,1\n')
     with pytest.raises(DataError) as error:
-        list(scan_csv(path, "y", 4, chunk_size=10, classify=False))
+        list(scan_csv(path, "y", 10, False, ALL_COLUMNS))
     assert error.value.line == 3
 
 
@@ -151,3 +160,162 @@ def test_atomic_output_appears_whole_with_the_usual_permissions(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(os.stat(tmp_path / "model").st_mode) == 0o666 & ~umask
+
+
+# ------------------------------------------------- the vectorised parser
+def random_plain_libsvm(seed, n_lines=400):
+    """LIBSVM text in every plain form: signs, "5.", ".5", -0, tabs, CRLF, blank lines."""
+    rng = np.random.RandomState(seed)
+    values = ["1", "-0", "+3.", "-.5", "007.250", "123456789012345", "0.00000000000001"]
+    lines = []
+    for _ in range(n_lines):
+        indices = np.unique(rng.randint(10**6, size=rng.randint(0, 6)))
+        parts = [rng.choice(["-1", "1", "+1", "0", "2.5", "-0", "3."])]
+        for index in indices:
+            if rng.rand() < 0.5:
+                value = f"{rng.randn() * 10.0 ** rng.randint(-3, 6):.{rng.randint(0, 9)}f}"
+            else:
+                value = rng.choice(values)
+            parts.append(f"{index}:{value}")
+        separator = rng.choice([" ", "\t", "  "])
+        lines.append(separator.join(parts) + rng.choice(["\n", "\r\n", " \n"]))
+        if rng.rand() < 0.05:
+            lines.append("\n")
+    return "".join(lines).encode()
+
+
+def bits(array):
+    return np.asarray(array, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_plain_parser_gives_what_load_svmlight_file_gives_bit_for_bit(seed):
+    text = random_plain_libsvm(seed)
+    parsed = parse_plain_libsvm(text, labels_required=True)
+    assert parsed is not None
+    X, y, line_offsets = parsed
+    expected_X, expected_y = load_svmlight_file(io.BytesIO(text), zero_based=True)
+    assert X.shape[0] == expected_X.shape[0]
+    assert np.array_equal(bits(X.data), bits(expected_X.data))  # -0.0 included
+    assert np.array_equal(X.indices, expected_X.indices)
+    assert np.array_equal(X.indptr, expected_X.indptr)
+    assert np.array_equal(bits(y), bits(expected_y))
+    lines = text.split(b"\n")
+    assert [n for n, line in enumerate(lines) if line.strip()] == line_offsets.tolist()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"1 2:1e5\n",  # exponent
+        b"1 2:0.000000000000001\n",  # 16 digits
+        b"1 qid:3 2:1\n",
+        b"1 2:1 # comment\n",
+        b"1 3:1 2:1\n",  # descending: load_svmlight_file explains it
+        b"1 2:1:1\n",
+        b"1 2\n",
+        b"1:2 3:1\n",  # no label
+        b"1 1234567890:1\n",  # 10 digits of index
+        b"1 2:1.2.3\n",
+    ],
+)
+def test_plain_parser_leaves_every_other_form_to_scikit_learn(text):
+    assert parse_plain_libsvm(text, labels_required=True) is None
+
+
+# ----------------------------------------------------------------- input
+def compressed(kind, data):
+    import bz2
+    import lzma
+
+    return {
+        "plain": lambda d: d,
+        "gzip": gzip.compress,
+        # two gzip members, as `cat a.gz b.gz` makes
+        "gzip members": lambda d: gzip.compress(d[: len(d) // 2]) + gzip.compress(d[len(d) // 2 :]),
+        "bz2": bz2.compress,
+        "xz": lzma.compress,
+    }[kind](data)
+
+
+@pytest.mark.parametrize("kind", ["plain", "gzip", "gzip members", "bz2", "xz"])
+@pytest.mark.parametrize("bom", [False, True])
+def test_every_compression_and_a_byte_order_mark_read_the_same_rows(tmp_path, kind, bom):
+    text = random_plain_libsvm(7)
+    path = tmp_path / "data"  # no suffix: the first bytes tell the format
+    path.write_bytes(compressed(kind, (b"\xef\xbb\xbf" if bom else b"") + text))
+    chunks = list(libsvm_row_chunks(path, 64))
+    expected, y = load_svmlight_file(io.BytesIO(text), zero_based=True)
+    assert np.array_equal(np.concatenate([chunk.X.indices for chunk in chunks]), expected.indices)
+    assert np.array_equal(np.concatenate([chunk.X.data for chunk in chunks]), expected.data)
+    assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+
+
+@pytest.fixture
+def tiny_blocks(monkeypatch):
+    """Blocks of 50 bytes: lines and quoted fields cross many block boundaries."""
+    import skftrl._io
+
+    monkeypatch.setattr(skftrl._io, "BLOCK_SIZE", 50)
+
+
+def test_rows_and_line_numbers_survive_block_boundaries(tmp_path, tiny_blocks):
+    text = random_plain_libsvm(3, n_lines=200) + b"1 5:1 # a comment, parsed by scikit-learn\n"
+    path = tmp_path / "data.svm"
+    path.write_bytes(text)
+    chunks = list(libsvm_row_chunks(path, 7))
+    assert {chunk.X.shape[0] for chunk in chunks[:-1]} == {7}
+    expected, y = load_svmlight_file(io.BytesIO(text), zero_based=True)
+    assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+    numbers = np.concatenate([chunk.lines for chunk in chunks])
+    lines = text.split(b"\n")
+    assert numbers.tolist() == [n + 1 for n, line in enumerate(lines) if line.split(b"#")[0].strip()]
+
+
+def test_csv_quoted_newlines_and_crlf_across_blocks(tmp_path, tiny_blocks):
+    rows = [f'{i},"city\n{i % 3}",{i % 2}\r\n' for i in range(40)]
+    path = tmp_path / "data.csv"
+    path.write_bytes(("a,b,y\r\n" + "".join(rows)).encode())
+    layout = CsvLayout("y", {"a": "numeric", "b": "categorical"}, True, 10)
+    chunks = list(read_csv(path, layout, 6))
+    assert np.concatenate([chunk.y for chunk in chunks]).tolist() == [i % 2 for i in range(40)]
+    # Each row spans two lines: line numbers are those of the row's first line.
+    assert np.concatenate([chunk.lines for chunk in chunks]).tolist() == list(range(2, 82, 2))
+    assert all(chunk.X.nnz == 2 * chunk.X.shape[0] - (chunk.lines[0] == 2) for chunk in chunks[:1])
+
+
+def test_a_byte_that_is_not_utf8_is_reported_at_its_line(tmp_path):
+    lines = [b"a,y\n"] + [f"{i},{i % 2}\n".encode() for i in range(30000)]
+    lines[25000] = b"caf\xe9,1\n"  # latin-1, far beyond the first 8 KiB
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"".join(lines))
+    layout = CsvLayout("y", {"a": "categorical"}, True, 10)
+    with pytest.raises(DataError, match=r"byte 0xe9 at column 4 is not UTF-8") as error:
+        list(read_csv(path, layout, 1000))
+    assert error.value.line == 25001
+
+
+def test_the_cache_gives_back_every_chunk_exactly(tmp_path):
+    path = tmp_path / "data.svm"
+    path.write_bytes(random_plain_libsvm(4))
+    chunks = list(libsvm_row_chunks(path, 50))
+    cache = ChunkCache(tmp_path)
+    for chunk in chunks:
+        cache.write(chunk._replace(sample_weight=np.arange(chunk.X.shape[0]) / 3))
+    for _ in range(2):  # read as often as there are passes
+        for chunk, cached in zip(chunks, cache.chunks(), strict=True):
+            assert (chunk.X != cached.X).nnz == 0 and chunk.X.shape == cached.X.shape
+            assert np.array_equal(chunk.y, cached.y) and np.array_equal(chunk.lines, cached.lines)
+            assert np.array_equal(cached.sample_weight, np.arange(chunk.X.shape[0]) / 3)
+    cache.close()
+    assert os.listdir(tmp_path) == ["data.svm"]
+
+
+def test_hashed_libsvm_indices_are_taken_modulo_and_summed(tmp_path):
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"1 3:1 19:2 35:4\n0 2147483646:1\n")
+    (chunk,) = read_libsvm(path, 10, LibsvmLayout(16, True, hash_bits=4))
+    assert chunk.X.toarray().tolist() == [
+        [0, 0, 0, 7] + [0] * 12,  # 3, 19 and 35 are all 3 modulo 16
+        [0] * 14 + [1, 0],  # 2**31 - 2 is 14 modulo 16
+    ]
