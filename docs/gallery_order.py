@@ -3,10 +3,12 @@
 EXAMPLES = [
     "plot_progressive_validation.py",
     "plot_sparsity_l1.py",
+    "plot_fobos_rda_ftrl.py",
     "plot_streaming_file.py",
     "plot_hashing_grid_search.py",
     "plot_multiclass_dna.py",
     "plot_regression_bike_sharing.py",
+    "plot_ogd_least_squares.py",
 ]
 
 

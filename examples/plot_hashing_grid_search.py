@@ -76,7 +76,7 @@ print(records_train[0][29:32], records_train[0][89:91])
 # that the mini-batches changed little.
 pipeline = make_pipeline(
     FeatureHasher(input_type="string", alternate_sign=False),
-    FTRLClassifier(max_iter=4, tol=None, batch_size=16, random_state=0),
+    FTRLClassifier(max_iter=4, tol=None, early_stopping=False, batch_size=16, random_state=0),
 )
 param_grid = {
     "featurehasher__n_features": [2**6, 2**8, 2**10, 2**12, 2**14],

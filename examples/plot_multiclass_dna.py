@@ -18,7 +18,8 @@ or neither ("N", label 3).
 # Fit and score
 # -------------
 # ``fit`` makes 10 shuffled passes over the 2,000 training sequences
-# (``max_iter=10, tol=None``: a fixed number of passes), and ``l1=20`` lets
+# (``max_iter=10, tol=None, early_stopping=False``: a fixed number of
+# passes over all the rows), and ``l1=20`` lets
 # only the coordinates whose accumulated gradients exceed 20 in absolute
 # value have a weight. A batch multinomial
 # :class:`~sklearn.linear_model.LogisticRegression`, fitted to convergence,
@@ -34,7 +35,7 @@ from skftrl.datasets import load_dna
 X_train, y_train, X_test, y_test = load_dna()
 class_names = ["EI", "IE", "N"]
 
-clf = FTRLClassifier(l1=20.0, max_iter=10, tol=None, random_state=0)
+clf = FTRLClassifier(l1=20.0, max_iter=10, tol=None, early_stopping=False, random_state=0)
 clf.fit(X_train, y_train)
 reference = LogisticRegression(max_iter=1000).fit(X_train, y_train)
 

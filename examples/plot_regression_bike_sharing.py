@@ -66,7 +66,7 @@ losses = {
 }
 predictions = {}
 for name, regressor in losses.items():
-    regressor.set_params(max_iter=5, tol=None, random_state=0)
+    regressor.set_params(max_iter=5, tol=None, early_stopping=False, random_state=0)
     model = make_pipeline(
         make_column_transformer(
             (OneHotEncoder(handle_unknown="ignore"), categorical),

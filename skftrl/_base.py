@@ -137,7 +137,7 @@ class BaseFTRL(BaseEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-        "early_stopping": ["boolean"],
+        "early_stopping": ["boolean", StrOptions({"refit"})],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -273,7 +273,7 @@ class BaseFTRL(BaseEstimator):
         self._prediction_cache = PredictionCache()
         self.n_samples_seen_ = 0
         self.loss_curve_ = []
-        self.validation_scores_ = None
+        self.validation_scores_ = self.best_validation_score_ = self.best_iteration_ = None
         call = _TRAINING_CALL.get()
         if call is not None:
             call.fresh_z = self.z_
@@ -326,6 +326,12 @@ class BaseFTRL(BaseEstimator):
         super()._validate_params()
         check_engine(self.engine, self.batch_size)
 
+    def _writable_state(self):
+        """The learned state with writable views of its arrays, for a pass."""
+        return LinearState(
+            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
+        )
+
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = get_engine(self.engine, self.batch_size)
@@ -336,9 +342,7 @@ class BaseFTRL(BaseEstimator):
                 "created. Fit a new state (fit with warm_start=False), or set "
                 "dtype back."
             )
-        state = LinearState(
-            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
-        )
+        state = self._writable_state()
         undo = None
         call = _TRAINING_CALL.get()
         # A state made by this call is dropped on failure; a pass over rows
@@ -357,6 +361,17 @@ class BaseFTRL(BaseEstimator):
         self.n_samples_seen_ += len(rows)
         return margins
 
+    def _mean_loss(self, margins, targets, weights):
+        """The sample-weighted mean of the model's loss over rows with these margins."""
+        largest_weight = weights.max()
+        # All-zero weights (possible through class_weight) weigh nothing.
+        if largest_weight == 0:
+            return 0.0
+        # Weights relative to the largest, so that their sums cannot
+        # overflow (weights near 1e308 would give inf / inf).
+        weights = weights / largest_weight
+        return float(self._loss().value(margins, targets) @ weights / weights.sum())
+
     def _learn(self, X, targets, sample_weight, rows):
         """One pass over ``rows``, recorded in ``loss_curve_``; returns its loss.
 
@@ -364,17 +379,7 @@ class BaseFTRL(BaseEstimator):
         learned from (progressive validation), as Vowpal Wabbit reports it.
         """
         margins = self._pass(X, targets, sample_weight, rows)
-        weights = sample_weight[rows]
-        largest_weight = weights.max()
-        # All-zero weights (possible through class_weight) learn nothing.
-        if largest_weight == 0:
-            pass_loss = 0.0
-        else:
-            # Weights relative to the largest, so that their sums cannot
-            # overflow (weights near 1e308 would give inf / inf).
-            weights = weights / largest_weight
-            row_losses = self._loss().value(margins, targets[rows])
-            pass_loss = float(row_losses @ weights / weights.sum())
+        pass_loss = self._mean_loss(margins, targets[rows], sample_weight[rows])
         # Appended last, so that an error earlier leaves the list as it was.
         self.loss_curve_.append(pass_loss)
         return pass_loss
@@ -382,73 +387,161 @@ class BaseFTRL(BaseEstimator):
     def _validation_split(self, targets, random_state):
         """Training and validation rows for ``early_stopping``, as SGDClassifier.
 
-        Stratified by class for classifiers; raises a ValueError naming the
-        problem when either set would be empty.
+        Stratified by class for classifiers, unless a class has a single row
+        or a set would be smaller than the number of classes; raises a
+        ValueError naming the problem when either set would be empty.
         """
         n_rows = len(targets)
         if n_rows < 2:
             raise ValueError(
                 f"early_stopping needs at least 2 samples to split off a "
-                f"validation set; got n_samples={n_rows}."
+                f"validation set; got n_samples={n_rows}. Pass "
+                "early_stopping=False to fit on fewer."
             )
-        splitter = StratifiedShuffleSplit if is_classifier(self) else ShuffleSplit
+        splitter = ShuffleSplit
+        if is_classifier(self):
+            counts = np.unique(targets, return_counts=True)[1]
+            n_validation = int(np.ceil(self.validation_fraction * n_rows))
+            # Stratification needs each class in both sets.
+            if counts.min() >= 2 and len(counts) <= min(n_validation, n_rows - n_validation):
+                splitter = StratifiedShuffleSplit
         cv = splitter(test_size=self.validation_fraction, random_state=random_state)
         training_rows, validation_rows = next(cv.split(np.zeros((n_rows, 1)), targets))
         # In their original order, which fit keeps when shuffle=False.
         return np.sort(training_rows), np.sort(validation_rows)
 
     def _validation_score(self, X, targets, sample_weight):
-        """The score of ``early_stopping`` (accuracy or R^2), on encoded targets."""
-        raise NotImplementedError
+        """The held-out score of ``early_stopping``: minus the mean loss of the
+        rows (log loss, or the regressor's training loss), so higher is better."""
+        return -self._mean_loss(self._linear_scores(X), targets, sample_weight)
+
+    def _snapshot_state(self, columns):
+        """A copy of the state of the features ``columns`` (every per-feature
+        array of :meth:`_state`, features on axis 1), of the per-output arrays
+        and of the records of training (see :meth:`_restore_state`)."""
+        return {
+            "columns": columns,
+            "arrays": [
+                array[:, columns] if array.ndim > 1 else array.copy() for array in self._state()
+            ],
+            "n_samples_seen": self.n_samples_seen_,
+            "n_loss_curve": len(self.loss_curve_),
+        }
+
+    def _copy_state_into(self, snapshot):
+        """Copy the current state of ``snapshot``'s columns into it, in place
+        (a snapshot is allocated once per fit, however often it is updated)."""
+        columns = snapshot["columns"]
+        for kept, array in zip(snapshot["arrays"], self._state()):
+            # Not np.take(..., out=): on strided state views it copies the
+            # whole array first.
+            kept[...] = array[:, columns] if array.ndim > 1 else array
+        snapshot["n_samples_seen"] = self.n_samples_seen_
+        snapshot["n_loss_curve"] = len(self.loss_curve_)
+
+    def _restore_state(self, snapshot):
+        """Put the model back as it was when ``snapshot`` was taken, provided
+        that only its columns were learned from since."""
+        self._cache().clear()  # the kept weights are those of another state
+        columns = snapshot["columns"]
+        for kept, array in zip(snapshot["arrays"], self._writable_state()):
+            if array.ndim > 1:
+                array[:, columns] = kept
+            else:
+                array[...] = kept
+        self.n_samples_seen_ = snapshot["n_samples_seen"]
+        del self.loss_curve_[snapshot["n_loss_curve"] :]
 
     def _fit_passes(self, X, targets, sample_weight):
-        """Up to ``max_iter`` shuffled passes, stopping on ``tol`` as SGDClassifier.
+        """The passes of :meth:`fit`, by ``early_stopping``.
 
-        Without ``early_stopping``, training stops when the mean progressive
-        loss of a pass has not improved on the best one by at least ``tol``
-        for ``n_iter_no_change`` passes in a row. With it, the criterion is
-        the score on a held-out ``validation_fraction`` of the rows, which
-        are then not learned from.
+        ``"refit"`` and ``True`` learn the rows outside a held-out
+        ``validation_fraction``, score the held-out rows' mean loss after
+        each pass (kept negated in ``validation_scores_``), and stop when it
+        has not improved on the best by at least ``tol`` for
+        ``n_iter_no_change`` passes in a row. ``True`` then restores the
+        state of the best pass; ``"refit"`` restores the state fit started
+        from and learns all the rows in as many passes as the best one had.
+        ``False`` stops on the progressive loss of the passes over all rows.
         """
         random_state = check_random_state(self.random_state)
-        rows = np.arange(X.shape[0])
-        if self.early_stopping:
-            rows, validation_rows = self._validation_split(targets, random_state)
-            X_validation = X[validation_rows]
-            validation_scores = []
-        best = np.inf  # of the criterion, lower is better
+        if not self.early_stopping:
+            self.validation_scores_ = self.best_validation_score_ = None
+            self.n_iter_ = self.best_iteration_ = self._passes_until_no_change(
+                X, targets, sample_weight, np.arange(X.shape[0]), random_state
+            )
+            return
+        rows, validation_rows = self._validation_split(targets, random_state)
+        X_validation = X[validation_rows]
+        validation = (targets[validation_rows], sample_weight[validation_rows])
+        # Only the columns of X change during fit, so a copy of theirs is a
+        # copy of the state: its size is the distinct columns X uses, never
+        # more than one pass reads, not the whole width of a hashed model.
+        kept = self._snapshot_state(np.unique(X.indices))
+        validation_scores = []
+        # The best pass is the last whose held-out loss is within tol of the
+        # lowest: passes closer than tol count as equal, and the later one has
+        # learned more, which matters when "refit" learns 10% more rows.
+        tie = self.tol or 0.0
+        best_iteration = 0
+
+        def held_out_loss():
+            nonlocal best_iteration
+            score = self._validation_score(X_validation, *validation)
+            validation_scores.append(score)
+            # Within tol of the best so far is within tol of the best of all
+            # passes to come, unless a later one is best: then it is kept.
+            if score >= max(validation_scores) - tie:
+                best_iteration = len(validation_scores)
+                if self.early_stopping is True:
+                    self._copy_state_into(kept)
+            return -score
+
+        self.n_iter_ = self._passes_until_no_change(
+            X, targets, sample_weight, rows, random_state, held_out_loss
+        )
+        self.best_iteration_ = best_iteration
+        self.validation_scores_ = validation_scores
+        self.best_validation_score_ = validation_scores[self.best_iteration_ - 1]
+        self._restore_state(kept)
+        if self.early_stopping == "refit":
+            all_rows = np.arange(X.shape[0])
+            for _ in range(self.best_iteration_):
+                if self.shuffle:
+                    random_state.shuffle(all_rows)
+                self._learn(X, targets, sample_weight, all_rows)
+
+    def _passes_until_no_change(
+        self, X, targets, sample_weight, rows, random_state, criterion=None
+    ):
+        """Passes over ``rows`` (shuffled when ``shuffle``) until ``criterion()``
+        after a pass (default: the pass's progressive loss; lower is better)
+        has not improved on the best by ``tol`` for ``n_iter_no_change`` passes
+        in a row, or ``max_iter`` passes; returns the number of passes made."""
+        best = np.inf
         passes_without_improvement = 0
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
-            criterion = self._learn(X, targets, sample_weight, rows)
-            if self.early_stopping:
-                score = self._validation_score(
-                    X_validation, targets[validation_rows], sample_weight[validation_rows]
-                )
-                validation_scores.append(score)
-                criterion = -score
+            value = self._learn(X, targets, sample_weight, rows)
+            if criterion is not None:
+                value = criterion()
             if self.tol is not None:
-                if criterion > best - self.tol:
+                if value > best - self.tol:
                     passes_without_improvement += 1
                 else:
                     passes_without_improvement = 0
-                best = min(best, criterion)
+                best = min(best, value)
                 if passes_without_improvement >= self.n_iter_no_change:
-                    break
-        self.n_iter_ = n_iter
-        self.validation_scores_ = validation_scores if self.early_stopping else None
-        if (
-            self.tol is not None
-            and self.max_iter > 1
-            and passes_without_improvement < self.n_iter_no_change
-        ):
+                    return n_iter
+        if self.tol is not None and self.max_iter > 1:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
-                f"{'validation score' if self.early_stopping else 'training loss'} "
+                f"{'held-out' if criterion is not None else 'training'} loss "
                 "stopped improving; consider increasing max_iter.",
                 ConvergenceWarning,
             )
+        return self.max_iter
 
     # ------------------------------------------------------------ prediction
     def _decision_scores(self, X):

@@ -2,7 +2,6 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.metrics import accuracy_score
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import (
@@ -78,27 +77,39 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         Maximum number of passes over the data in :meth:`fit`.
         :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
 
-    tol : float or None, default=1e-3
-        :meth:`fit` stops when the mean progressive loss of a pass (each row's
-        loss before it is learned) has not improved on the best pass by at
-        least ``tol`` for ``n_iter_no_change`` passes in a row. ``None`` runs
-        all ``max_iter`` passes. See ``early_stopping`` for a held-out
-        criterion instead. Range [0, inf).
+    tol : float or None, default=1e-4
+        :meth:`fit` stops when the mean loss it watches (see
+        ``early_stopping``) has not improved on the best pass by at least
+        ``tol`` for ``n_iter_no_change`` passes in a row. ``None`` makes all
+        ``max_iter`` passes (and with early stopping still keeps the best).
+        Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
 
-    early_stopping : bool, default=False
-        Whether :meth:`fit` holds out ``validation_fraction`` of the rows
-        (stratified by class, never learned from) and stops when their
-        accuracy has not improved on the best by at least ``tol`` for
-        ``n_iter_no_change`` passes in a row, as in
-        :class:`~sklearn.linear_model.SGDClassifier`. The scores are kept in
-        ``validation_scores_``. :meth:`partial_fit` ignores it.
+    early_stopping : {"refit", True, False}, default="refit"
+        How :meth:`fit` chooses the number of passes. With ``True`` and
+        ``"refit"`` it holds out ``validation_fraction`` of the rows
+        (stratified by class, or at random when that is impossible),
+        learns the others pass by pass, scores the held-out rows' mean log
+        loss after each pass, and stops by ``tol`` and ``n_iter_no_change``.
+        The best pass is the last whose held-out loss is within ``tol`` of
+        the lowest. ``True`` then **restores the state of the best pass**,
+        as Keras' ``restore_best_weights``: the model
+        never learns the held-out rows. ``"refit"`` starts again from the
+        state :meth:`fit` started from and learns *all* the rows in as many
+        passes as the best had, so that no row is wasted; on sparse data
+        where one pass is best, that is one pass over every row. ``False``
+        learns all the rows and stops on the progressive loss of each pass
+        (each row's loss before it is learned), as
+        :class:`~sklearn.linear_model.SGDClassifier` does; on hashed, mostly
+        rare features that loss keeps falling while the model memorizes
+        them and the held-out loss rises. Saving the best pass copies the
+        state of the columns the data uses, not of the whole width of a
+        hashed model. :meth:`partial_fit` ignores it.
 
     validation_fraction : float, default=0.1
-        The fraction of the rows held out when ``early_stopping=True``.
-        Range (0, 1).
+        The fraction of the rows held out by early stopping. Range (0, 1).
 
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the rows before each pass.
@@ -170,7 +181,15 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         ``n`` of the intercept.
 
     n_iter_ : int
-        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+        Passes made by the last :meth:`fit` (with early stopping, the passes
+        over the rows not held out, including those after the best; 1 after
+        :meth:`partial_fit`).
+
+    best_iteration_ : int or None
+        The number of passes the returned model has made in the last
+        :meth:`fit`: the best pass (early stopping restored its state, or
+        ``"refit"`` made as many over all rows), else ``n_iter_``. None
+        before any :meth:`fit`.
 
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
@@ -182,8 +201,15 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         learned from (as Vowpal Wabbit's "average loss"), in log loss.
 
     validation_scores_ : list of float or None
-        The accuracy on the held-out rows after each pass of the last
-        :meth:`fit` with ``early_stopping=True``; None otherwise.
+        With early stopping, the score of the held-out rows after each pass
+        of the last :meth:`fit`: minus their mean log loss, so that higher is
+        better, as for every scikit-learn score (``-validation_scores_[k]``
+        is the held-out loss after pass ``k + 1``). None otherwise.
+
+    best_validation_score_ : float or None
+        Minus the held-out loss of the returned model's pass: the highest of
+        ``validation_scores_``, or a later one within ``tol`` of it. None
+        without early stopping.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -207,11 +233,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     >>> from skftrl import FTRLClassifier
     >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     >>> y = np.array(["spam", "ham", "spam", "ham"])
-    >>> clf = FTRLClassifier(learning_rate=0.5, random_state=0).fit(X, y)
-    >>> clf.predict([[1.0, 0.0], [0.0, 1.0]])
+    >>> clf = FTRLClassifier(learning_rate=0.5, max_iter=10, tol=None, random_state=0)
+    >>> clf.fit(X, y).predict([[1.0, 0.0], [0.0, 1.0]])
     array(['spam', 'ham'], dtype='<U4')
     >>> clf.predict_proba([[1.0, 0.0]]).round(2)
-    array([[0.05, 0.95]])
+    array([[0.18, 0.82]])
     """
 
     _parameter_constraints: dict = {
@@ -231,9 +257,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-3,
+        tol=1e-4,
         n_iter_no_change=5,
-        early_stopping=False,
+        early_stopping="refit",
         validation_fraction=0.1,
         shuffle=True,
         random_state=None,
@@ -270,11 +296,6 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     def _loss(self):
         return get_loss("log_loss" if self.z_.shape[0] == 1 else "multinomial")
-
-    def _validation_score(self, X, targets, sample_weight):
-        """Accuracy on encoded targets (0/1, or class indices), for ``early_stopping``."""
-        predicted = _class_indices(self._linear_scores(X))
-        return accuracy_score(targets, predicted, sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, classes, reset):
         """Validate a batch: canonical X, kernel targets, per-row weights.

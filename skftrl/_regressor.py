@@ -4,7 +4,6 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
-from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
@@ -71,27 +70,38 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         Maximum number of passes over the data in :meth:`fit`.
         :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
 
-    tol : float or None, default=1e-3
-        :meth:`fit` stops when the mean progressive loss of a pass has not
-        improved on the best pass by at least ``tol`` for
-        ``n_iter_no_change`` passes in a row. ``None`` runs all ``max_iter``
-        passes. See ``early_stopping`` for a held-out criterion instead.
+    tol : float or None, default=1e-4
+        :meth:`fit` stops when the mean loss it watches (see
+        ``early_stopping``) has not improved on the best pass by at least
+        ``tol`` for ``n_iter_no_change`` passes in a row. ``None`` makes all
+        ``max_iter`` passes (and with early stopping still keeps the best).
         Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
 
-    early_stopping : bool, default=False
-        Whether :meth:`fit` holds out ``validation_fraction`` of the rows
-        (at random, never learned from) and stops when their
-        R^2 has not improved on the best by at least ``tol`` for
-        ``n_iter_no_change`` passes in a row, as in
-        :class:`~sklearn.linear_model.SGDRegressor`. The scores are kept in
-        ``validation_scores_``. :meth:`partial_fit` ignores it.
+    early_stopping : {"refit", True, False}, default="refit"
+        How :meth:`fit` chooses the number of passes. With ``True`` and
+        ``"refit"`` it holds out ``validation_fraction`` of the rows
+        (at random), learns the others pass by pass, scores the held-out rows'
+        mean training loss (``loss``) after each pass, and stops by ``tol`` and
+        ``n_iter_no_change``. The best pass is the last whose held-out loss
+        is within ``tol`` of the lowest. ``True`` then **restores the state
+        of the best pass**, as Keras' ``restore_best_weights``: the model
+        never learns the held-out rows. ``"refit"`` starts again from the
+        state :meth:`fit` started from and learns *all* the rows in as many
+        passes as the best had, so that no row is wasted; on sparse data
+        where one pass is best, that is one pass over every row. ``False``
+        learns all the rows and stops on the progressive loss of each pass
+        (each row's loss before it is learned), as
+        :class:`~sklearn.linear_model.SGDClassifier` does; on hashed, mostly
+        rare features that loss keeps falling while the model memorizes
+        them and the held-out loss rises. Saving the best pass copies the
+        state of the columns the data uses, not of the whole width of a
+        hashed model. :meth:`partial_fit` ignores it.
 
     validation_fraction : float, default=0.1
-        The fraction of the rows held out when ``early_stopping=True``.
-        Range (0, 1).
+        The fraction of the rows held out by early stopping. Range (0, 1).
 
     shuffle : bool, default=True
         Whether :meth:`fit` shuffles the rows before each pass.
@@ -150,7 +160,15 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         ``n`` of the intercept.
 
     n_iter_ : int
-        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+        Passes made by the last :meth:`fit` (with early stopping, the passes
+        over the rows not held out, including those after the best; 1 after
+        :meth:`partial_fit`).
+
+    best_iteration_ : int or None
+        The number of passes the returned model has made in the last
+        :meth:`fit`: the best pass (early stopping restored its state, or
+        ``"refit"`` made as many over all rows), else ``n_iter_``. None
+        before any :meth:`fit`.
 
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
@@ -163,8 +181,15 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         training loss (half the squared error for ``"squared_error"``).
 
     validation_scores_ : list of float or None
-        The R^2 on the held-out rows after each pass of the last
-        :meth:`fit` with ``early_stopping=True``; None otherwise.
+        With early stopping, the score of the held-out rows after each pass
+        of the last :meth:`fit`: minus their mean training loss (``loss``),
+        so that higher is better, as for every scikit-learn score (``-validation_scores_[k]``
+        is the held-out loss after pass ``k + 1``). None otherwise.
+
+    best_validation_score_ : float or None
+        Minus the held-out loss of the returned model's pass: the highest of
+        ``validation_scores_``, or a later one within ``tol`` of it. None
+        without early stopping.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -208,9 +233,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         initial_accumulator_value=0.0,
         fit_intercept=True,
         max_iter=100,
-        tol=1e-3,
+        tol=1e-4,
         n_iter_no_change=5,
-        early_stopping=False,
+        early_stopping="refit",
         validation_fraction=0.1,
         shuffle=True,
         random_state=None,
@@ -247,11 +272,6 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     def _loss(self):
         return get_loss(self.loss, self.epsilon)
-
-    def _validation_score(self, X, targets, sample_weight):
-        """R^2 of the predictions, for ``early_stopping``."""
-        predicted = self._loss().inverse_link(self._linear_scores(X))
-        return r2_score(targets, predicted, sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, reset):
         """Validate a batch: canonical X, float targets, per-row weights."""

@@ -1,6 +1,5 @@
 """Behaviour users rely on: input formats, numerics, determinism, fit semantics."""
 
-import copy
 import warnings
 
 import numpy as np
@@ -10,11 +9,9 @@ import scipy.sparse as sp
 from conftest import HAS_NUMBA, with_int64_indices
 from numpy.testing import assert_allclose
 from scipy.special import expit
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
-from sklearn.metrics import accuracy_score, log_loss, mean_poisson_deviance, r2_score
-from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+from sklearn.metrics import log_loss, mean_poisson_deviance
 
 from skftrl import FTRLClassifier, FTRLRegressor
 
@@ -204,12 +201,14 @@ def test_intercept_is_not_regularized_and_can_be_disabled():
     assert np.all(no_intercept.z_intercept_ == 0)
 
 
-def test_default_fit_reaches_the_logistic_regression_optimum():
+def test_fit_without_early_stopping_reaches_the_logistic_regression_optimum():
+    # The default (early_stopping="refit") minimizes the held-out loss, not
+    # the training loss; passes over all the rows reach the batch optimum.
     rng = np.random.RandomState(3)
     X = sp.random(1000, 8, density=0.5, format="csr", random_state=rng)
     X.data = rng.normal(size=X.nnz)
     y = (rng.rand(1000) < expit(X @ rng.normal(size=8))).astype(int)
-    ftrl = FTRLClassifier(random_state=0).fit(X, y)
+    ftrl = FTRLClassifier(early_stopping=False, random_state=0).fit(X, y)
     batch = LogisticRegression(C=1e4).fit(X, y)  # the unregularized optimum
     optimum = log_loss(y, batch.predict_proba(X))
     assert log_loss(y, ftrl.predict_proba(X)) <= 1.005 * optimum
@@ -219,7 +218,8 @@ def test_default_poisson_fit_reaches_the_poisson_regression_optimum():
     rng = np.random.RandomState(0)
     X = rng.uniform(0, 1, size=(2000, 2))
     y = rng.poisson(np.exp(X @ np.array([1.0, -1.0]) + 0.5))
-    reg = FTRLRegressor(loss="poisson", learning_rate=0.3, random_state=0).fit(X, y)
+    reg = FTRLRegressor(loss="poisson", learning_rate=0.3, early_stopping=False, random_state=0)
+    reg.fit(X, y)
     batch = PoissonRegressor(alpha=0.0).fit(X, y)
     optimum = mean_poisson_deviance(y, batch.predict(X))
     assert mean_poisson_deviance(y, reg.predict(X)) <= 1.005 * optimum
@@ -244,79 +244,6 @@ def test_prediction_leaves_the_state_untouched():
     clf.predict(X), clf.predict_proba(X), clf.decision_function(X), clf.score(X, y)
     for name, kept in zip(STATE, before):
         assert np.array_equal(getattr(clf, name), kept)
-
-
-def _early_stopping_split(model, y, seed, fraction):
-    """The held-out rows scikit-learn's SGD estimators use for early stopping."""
-    splitter = StratifiedShuffleSplit if isinstance(model, FTRLClassifier) else ShuffleSplit
-    train, validation = next(
-        splitter(test_size=fraction, random_state=seed).split(np.zeros((len(y), 1)), y)
-    )
-    return np.sort(train), np.sort(validation)
-
-
-@pytest.mark.parametrize("task", ["classification", "regression"])
-def test_early_stopping_learns_only_the_training_rows_and_scores_the_held_out_ones(task):
-    X, y = make_data(n_rows=300)
-    if task == "classification":
-        model, score = FTRLClassifier(), accuracy_score
-    else:
-        y = X @ np.linspace(-1, 1, X.shape[1]) + 0.5
-        model, score = FTRLRegressor(learning_rate=0.3), r2_score
-    params = dict(shuffle=False, tol=None, max_iter=4, random_state=3)
-    stopped = clone(model).set_params(early_stopping=True, validation_fraction=0.2, **params)
-    stopped.fit(X, y)
-
-    train, validation = _early_stopping_split(model, y, seed=3, fraction=0.2)
-    assert len(validation) == 60
-    # The same passes over the training rows alone, scored after each.
-    by_hand = clone(model).set_params(**params)
-    expected_scores = []
-    for _ in range(4):
-        if task == "classification":
-            by_hand.partial_fit(X[train], y[train], classes=[0, 1])
-        else:
-            by_hand.partial_fit(X[train], y[train])
-        expected_scores.append(score(y[validation], by_hand.predict(X[validation])))
-    assert_same_state(stopped, by_hand)
-    assert stopped.validation_scores_ == expected_scores
-    assert stopped.n_iter_ == 4
-    assert model.fit(X, y).validation_scores_ is None
-
-
-def test_early_stopping_stops_after_n_iter_no_change_passes_without_improvement():
-    X, y = make_data(n_rows=300)
-    # A score can never improve by 1.1: the first pass sets the best, and
-    # then n_iter_no_change passes without improvement stop fit.
-    clf = FTRLClassifier(early_stopping=True, tol=1.1, n_iter_no_change=3, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        clf.fit(X, y)
-    assert clf.n_iter_ == 4 and len(clf.validation_scores_) == 4
-    assert len(clf.loss_curve_) == 4
-    # Never-improving validation accuracy under a tiny tol: warns at max_iter.
-    with pytest.warns(ConvergenceWarning, match="validation score"):
-        FTRLClassifier(early_stopping=True, tol=0.0, max_iter=2, random_state=0).fit(X, y)
-
-
-def test_early_stopping_is_deterministic_and_its_errors_leave_the_model_unchanged():
-    X, y = make_data(n_rows=300)
-    a = FTRLClassifier(early_stopping=True, random_state=5).fit(X, y)
-    b = FTRLClassifier(early_stopping=True, random_state=5).fit(X, y)
-    assert_same_state(a, b)
-    assert a.validation_scores_ == b.validation_scores_
-
-    # A class with a single row cannot be stratified into both sets.
-    y_single = y.copy()
-    y_single[0] = 2
-    model = FTRLClassifier(early_stopping=True).fit(X, y)
-    before = copy.deepcopy(vars(model))
-    with pytest.raises(ValueError, match="least populated class"):
-        model.fit(X, y_single)
-    after = vars(model)
-    assert before.keys() == after.keys()
-    for key, value in before.items():
-        assert np.array_equal(value, after[key]) if isinstance(value, np.ndarray) else value == after[key]
 
 
 def test_binary_probabilities_are_accurate_when_tiny():

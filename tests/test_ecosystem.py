@@ -67,7 +67,8 @@ def dna():
 
 def ftrl(**params):
     """A deterministic classifier making three passes in fit."""
-    return FTRLClassifier(**{"random_state": 0, "max_iter": 3, "tol": None, **params})
+    params = {"random_state": 0, "max_iter": 3, "tol": None, "early_stopping": False, **params}
+    return FTRLClassifier(**params)
 
 
 def assert_same_state(a, b):

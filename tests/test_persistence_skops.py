@@ -66,7 +66,9 @@ def predictions(model, X):
 def test_loaded_model_predicts_the_same_and_resumes_exactly(task, dtype, tmp_path):
     Estimator, X, y, X_test = task()
     first, second = slice(0, len(y) // 2), slice(len(y) // 2, len(y))
-    model = Estimator(l1=0.5, dtype=dtype, random_state=0, max_iter=2, tol=None)
+    model = Estimator(
+        l1=0.5, dtype=dtype, random_state=0, max_iter=2, tol=None, early_stopping=False
+    )
     model.fit(X[first], y[first])
     path = tmp_path / "model.skops"
     sio.dump(model, path)

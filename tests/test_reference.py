@@ -238,7 +238,8 @@ def test_fit_passes_match_reference_and_class_weight_scales_gradients(engine):
     hyper = dict(learning_rate=0.3, beta=1.0, l1=0.2, l2=0.1, fit_intercept=True)
 
     clf = FTRLClassifier(
-        engine=engine, max_iter=3, tol=None, shuffle=False, class_weight=class_weight, **hyper
+        engine=engine, max_iter=3, tol=None, early_stopping=False, shuffle=False,
+        class_weight=class_weight, **hyper
     )
     clf.fit(X, y, sample_weight=sw)
     assert clf.n_iter_ == 3
@@ -305,7 +306,7 @@ def test_loss_curve_is_the_progressive_validation_loss_of_each_call(loss, engine
             model.partial_fit(X[part], y[part], sample_weight=weights[part])
     assert_allclose(model.loss_curve_, expected, rtol=1e-10)
     # fit starts a new curve with one entry per pass.
-    model.set_params(max_iter=3, tol=None).fit(X, y)
+    model.set_params(max_iter=3, tol=None, early_stopping=False).fit(X, y)
     assert len(model.loss_curve_) == 3
 
 
