@@ -32,9 +32,10 @@ from ._kernel import (
 )
 
 # A term v_{i,f} x_i is clipped to this magnitude before it is summed and
-# squared, so that the pairwise term of any finite row is finite (its squares
-# are at most 1e200 times the row's non-zeros squared).
-MAX_ABS_FACTOR_TERM = 1e100
+# squared, so that the pairwise term of any finite row stays far inside
+# float64 (its squares are at most 1e100 times the row's non-zeros squared),
+# and so do the margin and the squared-error loss of the row.
+MAX_ABS_FACTOR_TERM = 1e50
 
 
 def factor_constants(factor_learning_rate, beta, learning_rate_power):
