@@ -40,10 +40,10 @@ class _FactorizationMachine:
     def __setstate__(self, state):
         # As BaseFTRL's z_ and n_: put the factors' z and n back into one buffer.
         super().__setstate__(state)
-        if "factor_z_" in self.__dict__:
-            z, n = empty_factor_state(self.factor_z_.shape, self.factor_z_.dtype)
-            z[...], n[...] = self.factor_z_, self.factor_n_
-            self.factor_z_, self.factor_n_ = _read_only(z), _read_only(n)
+        if "z_factors_" in self.__dict__:
+            z, n = empty_factor_state(self.z_factors_.shape, self.z_factors_.dtype)
+            z[...], n[...] = self.z_factors_, self.n_factors_
+            self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
 
     def _factor_learning_rate(self):
         """The factors' rate scale: ``factor_learning_rate``, or ``learning_rate`` if None."""
@@ -56,8 +56,8 @@ class _FactorizationMachine:
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
         return factors_from_state(
-            self.factor_z_,
-            self.factor_n_,
+            self.z_factors_,
+            self.n_factors_,
             self._factor_learning_rate(),
             self.beta,
             self.learning_rate_power,
@@ -78,7 +78,7 @@ class _FactorizationMachine:
             initial_n=self.initial_accumulator_value,
             learning_rate_power=self.learning_rate_power,
         )
-        self.factor_z_, self.factor_n_ = _read_only(factor_z), _read_only(factor_n)
+        self.z_factors_, self.n_factors_ = _read_only(factor_z), _read_only(factor_n)
 
     def _check_engine(self):
         """The FM runs its exact per-row pass on numpy ("auto" included)."""
@@ -103,7 +103,7 @@ class _FactorizationMachine:
             sample_weight,
             rows,
             (_writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_),
-            (_writable(self.factor_z_), _writable(self.factor_n_)),
+            (_writable(self.z_factors_), _writable(self.n_factors_)),
             loss=loss,
             learning_rate=self.learning_rate,
             beta=self.beta,
@@ -253,8 +253,8 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         The intercept, in closed form from ``z_intercept_`` and ``n_intercept_``.
 
     components_ : ndarray of shape (n_outputs, n_features, n_components)
-        The factors ``v``, in closed form from ``factor_z_`` and
-        ``factor_n_``. The interaction of features ``i`` and ``j`` for output
+        The factors ``v``, in closed form from ``z_factors_`` and
+        ``n_factors_``. The interaction of features ``i`` and ``j`` for output
         ``o`` is ``components_[o, i] @ components_[o, j]``.
 
     z_, n_ : ndarray of shape (n_outputs, n_features)
@@ -263,7 +263,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     z_intercept_, n_intercept_ : ndarray of shape (n_outputs,)
         The intercept's ``z`` and ``n``.
 
-    factor_z_, factor_n_ : ndarray of shape (n_outputs, n_features, n_components)
+    z_factors_, n_factors_ : ndarray of shape (n_outputs, n_features, n_components)
         The factors' ``z`` and ``n``: with the four arrays above, the whole
         learned state. Read-only (assign a new array to replace one).
 
@@ -471,8 +471,8 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         The intercept, in closed form from ``z_intercept_`` and ``n_intercept_``.
 
     components_ : ndarray of shape (1, n_features, n_components)
-        The factors ``v``, in closed form from ``factor_z_`` and
-        ``factor_n_``. The interaction of features ``i`` and ``j`` is
+        The factors ``v``, in closed form from ``z_factors_`` and
+        ``n_factors_``. The interaction of features ``i`` and ``j`` is
         ``components_[0, i] @ components_[0, j]``.
 
     z_, n_ : ndarray of shape (1, n_features)
@@ -481,7 +481,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     z_intercept_, n_intercept_ : ndarray of shape (1,)
         The intercept's ``z`` and ``n``.
 
-    factor_z_, factor_n_ : ndarray of shape (1, n_features, n_components)
+    z_factors_, n_factors_ : ndarray of shape (1, n_features, n_components)
         The factors' ``z`` and ``n``: with the four arrays above, the whole
         learned state. Read-only (assign a new array to replace one).
 

@@ -21,7 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 
-FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "factor_z_", "factor_n_"]
+FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 
 
 def one_hot_fields(fields, n_values):
@@ -133,7 +133,7 @@ def test_factor_learning_rate_none_is_learning_rate():
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     c = FMClassifier(learning_rate=0.3, factor_learning_rate=0.1, random_state=0)
     c.partial_fit(X, y, classes=[0, 1])
-    assert not np.array_equal(a.factor_z_, c.factor_z_)
+    assert not np.array_equal(a.z_factors_, c.z_factors_)
 
 
 def test_random_state_fixes_the_initial_factors_and_fit_is_deterministic():
@@ -143,7 +143,7 @@ def test_random_state_fixes_the_initial_factors_and_fit_is_deterministic():
     other = FMClassifier(random_state=4, max_iter=5).fit(X, y)
     for name in FM_STATE:
         assert np.array_equal(getattr(first, name), getattr(second, name)), name
-    assert not np.array_equal(first.factor_z_, other.factor_z_)
+    assert not np.array_equal(first.z_factors_, other.z_factors_)
 
 
 def test_fit_restarts_and_warm_start_continues():
@@ -175,7 +175,7 @@ def test_a_factor_parameter_changed_between_partial_fit_calls_is_applied():
     changed.set_params(factor_l2=0.5).partial_fit(X, y)
     same = FMClassifier(random_state=0).partial_fit(X, y, classes=[0, 1])
     same.partial_fit(X, y)
-    assert not np.array_equal(changed.factor_z_, same.factor_z_)
+    assert not np.array_equal(changed.z_factors_, same.z_factors_)
     with pytest.raises(InvalidParameterError, match="'factor_l2' parameter of FMClassifier"):
         changed.set_params(factor_l2=-1.0).partial_fit(X, y)
 
@@ -308,7 +308,7 @@ def test_resumed_training_is_bit_for_bit(round_trip, make, labels):
     assert np.array_equal(resumed.components_, uninterrupted.components_)
     assert np.array_equal(resumed.predict(X), uninterrupted.predict(X))
     # The loaded state is read-only again, as a fresh one.
-    assert not resumed.factor_z_.flags.writeable and not resumed.factor_n_.flags.writeable
+    assert not resumed.z_factors_.flags.writeable and not resumed.n_factors_.flags.writeable
 
 
 # ------------------------------------------------------------ extreme inputs

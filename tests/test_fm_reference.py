@@ -64,8 +64,8 @@ def assert_matches_reference(est, ref, rows):
     assert_allclose(est.n_, ref.n, **TOLERANCE)
     assert_allclose(est.z_intercept_, ref.z_bias, **TOLERANCE)
     assert_allclose(est.n_intercept_, ref.n_bias, **TOLERANCE)
-    assert_allclose(est.factor_z_, ref.z_v, **TOLERANCE)
-    assert_allclose(est.factor_n_, ref.n_v, **TOLERANCE)
+    assert_allclose(est.z_factors_, ref.z_v, **TOLERANCE)
+    assert_allclose(est.n_factors_, ref.n_v, **TOLERANCE)
     assert_allclose(est.coef_, ref.coef(), **TOLERANCE)
     assert_allclose(est.intercept_, ref.intercept(), **TOLERANCE)
     assert_allclose(est.components_, ref.factors(), **TOLERANCE)
@@ -168,10 +168,10 @@ def test_initial_factors_are_drawn_as_the_docs_say(random_state):
     clf.partial_fit(X, y, classes=[0, 1, 2], sample_weight=only_the_empty_row)
     expected = 0.25 * np.random.default_rng(random_state).standard_normal((3, N_FEATURES, 4))
     assert_allclose(clf.components_, expected, rtol=1e-15, atol=0)
-    assert np.all(clf.factor_n_ == 0)
+    assert np.all(clf.n_factors_ == 0)
     again = FMClassifier(n_components=4, init_stdev=0.25, random_state=random_state)
     again.partial_fit(X, y, classes=[0, 1, 2], sample_weight=only_the_empty_row)
-    assert np.array_equal(again.factor_z_, clf.factor_z_)
+    assert np.array_equal(again.z_factors_, clf.z_factors_)
 
 
 def test_a_random_state_instance_draws_with_its_own_standard_normal():
