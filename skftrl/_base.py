@@ -189,9 +189,7 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        return self._cache().coef(
-            self._state(), self._parameters(), prediction_engine(self.engine)
-        )
+        return self._cache().coef(self._state(), self._parameters(), self._prediction_engine())
 
     @property
     def intercept_(self):
@@ -292,9 +290,23 @@ class BaseFTRL(BaseEstimator):
         super()._validate_params()
         check_engine(self.engine, self.batch_size)
 
+    def _engine(self):
+        """The engine of the training passes."""
+        return get_engine(self.engine, self.batch_size)
+
+    def _prediction_engine(self):
+        """The engine whose weights and margins predictions use."""
+        return prediction_engine(self.engine)
+
+    def _writable_state(self):
+        """The learned state with writable views of its arrays, for a pass."""
+        return LinearState(
+            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
+        )
+
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
-        engine = get_engine(self.engine, self.batch_size)
+        engine = self._engine()
         if self.z_.dtype != np.dtype(self.dtype):
             raise ValueError(
                 f"dtype={np.dtype(self.dtype).name} differs from the state's "
@@ -302,9 +314,7 @@ class BaseFTRL(BaseEstimator):
                 "created. Fit a new state (fit with warm_start=False), or set "
                 "dtype back."
             )
-        state = LinearState(
-            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
-        )
+        state = self._writable_state()
         call = _TRAINING_CALL.get()
         if call is not None and call.fresh_z is not self.z_:
             if not any(checkpoint.covers(X) for checkpoint in call.checkpoints):
@@ -421,5 +431,5 @@ class BaseFTRL(BaseEstimator):
         """:meth:`_decision_scores` of an already validated X, with the weights
         the prediction cache keeps or computes (skftrl._engines._prediction)."""
         return self._cache().margins(
-            X, self._state(), self._parameters(), prediction_engine(self.engine)
+            X, self._state(), self._parameters(), self._prediction_engine()
         )

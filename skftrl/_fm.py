@@ -14,14 +14,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _read_only, _writable
 from ._classifier import FTRLClassifier
-from ._fm_kernel import (
+from ._engines._fm_numpy import (
+    FMParameters,
+    FMState,
     empty_factor_state,
-    factors_from_state,
-    fm_margins,
-    fm_pass,
+    fm_prediction_engine,
+    get_fm_engine,
     new_factor_state,
 )
 from ._regressor import FTRLRegressor
+
+
+def _stored_factors(z, n):
+    """Read-only copies of the factors' ``z`` and ``n`` in one buffer."""
+    z_copy, n_copy = empty_factor_state(z.shape, z.dtype)
+    z_copy[...], n_copy[...] = z, n
+    return _read_only(z_copy), _read_only(n_copy)
 
 
 class _FactorizationMachine:
@@ -38,90 +46,66 @@ class _FactorizationMachine:
     }
 
     def __setstate__(self, state):
-        # As BaseFTRL's z_ and n_: put the factors' z and n back into one buffer.
+        # As BaseFTRL's z_ and n_: the factors' z and n back into one buffer.
         super().__setstate__(state)
         if "z_factors_" in self.__dict__:
-            z, n = empty_factor_state(self.z_factors_.shape, self.z_factors_.dtype)
-            z[...], n[...] = self.z_factors_, self.n_factors_
-            self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
+            self.z_factors_, self.n_factors_ = _stored_factors(self.z_factors_, self.n_factors_)
 
-    def _factor_learning_rate(self):
-        """The factors' rate scale: ``factor_learning_rate``, or ``learning_rate`` if None."""
-        if self.factor_learning_rate is None:
-            return self.learning_rate
-        return self.factor_learning_rate
+    def __copy__(self):
+        copied = super().__copy__()
+        if "z_factors_" in self.__dict__:
+            copied.z_factors_, copied.n_factors_ = _stored_factors(
+                self.z_factors_, self.n_factors_
+            )
+        return copied
 
     @property
     def components_(self):
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
-        return factors_from_state(
-            self.z_factors_,
-            self.n_factors_,
-            self._factor_learning_rate(),
-            self.beta,
-            self.learning_rate_power,
+        return self._prediction_engine().factors(self._state(), self._parameters())
+
+    def _parameters(self):
+        linear = super()._parameters()
+        factor_learning_rate = self.factor_learning_rate
+        if factor_learning_rate is None:
+            factor_learning_rate = self.learning_rate
+        return FMParameters(
+            **vars(linear), factor_learning_rate=factor_learning_rate, factor_l2=self.factor_l2
         )
+
+    def _state(self):
+        return FMState(*super()._state(), self.z_factors_, self.n_factors_)
+
+    def _writable_state(self):
+        return FMState(
+            *super()._writable_state(), _writable(self.z_factors_), _writable(self.n_factors_)
+        )
+
+    def _validate_params(self):
+        super()._validate_params()
+        get_fm_engine(self.engine, self.batch_size)
+
+    def _engine(self):
+        return get_fm_engine(self.engine, self.batch_size)
+
+    def _prediction_engine(self):
+        return fm_prediction_engine(self.engine)
 
     def _init_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""
         super()._init_state(n_outputs, n_features)
-        factor_z, factor_n = new_factor_state(
+        z, n = new_factor_state(
             n_outputs,
             n_features,
             self.n_components,
             self.dtype,
+            self._parameters(),
             init_stdev=self.init_stdev,
             random_state=self.random_state,
-            factor_learning_rate=self._factor_learning_rate(),
-            beta=self.beta,
             initial_n=self.initial_accumulator_value,
-            learning_rate_power=self.learning_rate_power,
         )
-        self.z_factors_, self.n_factors_ = _read_only(factor_z), _read_only(factor_n)
-
-    def _check_engine(self):
-        """The FM runs its exact per-row pass on numpy ("auto" included)."""
-        if self.batch_size > 1:
-            raise ValueError(
-                f"{type(self).__name__} runs the exact per-row algorithm and needs "
-                f"batch_size=1; got batch_size={self.batch_size}."
-            )
-        if self.engine == "numba":
-            raise ValueError(
-                f"{type(self).__name__} has no numba pass yet; use engine='numpy' "
-                "or engine='auto' (which runs numpy)."
-            )
-
-    def _pass(self, X, targets, sample_weight, rows):
-        """One exact FM pass over ``rows``; returns each row's margin before it was learned."""
-        self._check_engine()
-        loss, epsilon = self._kernel_loss()
-        margins = fm_pass(
-            X,
-            targets,
-            sample_weight,
-            rows,
-            (_writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_),
-            (_writable(self.z_factors_), _writable(self.n_factors_)),
-            loss=loss,
-            learning_rate=self.learning_rate,
-            beta=self.beta,
-            l1=self.l1,
-            l2=self.l2,
-            fit_intercept=self.fit_intercept,
-            epsilon=epsilon,
-            learning_rate_power=self.learning_rate_power,
-            factor_learning_rate=self._factor_learning_rate(),
-            factor_l2=self.factor_l2,
-        )
-        self.n_samples_seen_ += len(rows)
-        return margins
-
-    def _linear_scores(self, X):
-        """The FM's margins of a validated X, shape (n_samples, n_outputs):
-        the linear part and the pairwise term as matrix products."""
-        return fm_margins(X, self._compute_coef(), self.intercept_, self.components_)
+        self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
 
 
 # The docstring entries of the parameters both FM estimators add.

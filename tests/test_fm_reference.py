@@ -12,7 +12,8 @@ from reference_fm import ReferenceFM, explicit_pairwise
 from test_reference import N_FEATURES, chunks, random_sparse
 
 from skftrl import FMClassifier, FMRegressor
-from skftrl._fm_kernel import fm_pass, new_factor_state
+from skftrl._engines import get_loss
+from skftrl._engines._fm_numpy import FMParameters, FMState, get_fm_engine, new_factor_state
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
@@ -78,13 +79,13 @@ def fm_params(hyper):
 
 @pytest.mark.parametrize("hyper", HYPER)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_binary_classifier_matches_reference(hyper, weighted):
+def test_binary_classifier_matches_reference(hyper, weighted, engine):
     rng = np.random.RandomState(0)
     X = random_sparse(rng, 60)
     y = np.where(rng.rand(60) < 0.4, "yes", "no")
     sw = rng.uniform(0, 3, size=60) if weighted else np.ones(60)
 
-    clf = FMClassifier(engine="numpy", **fm_params(hyper))
+    clf = FMClassifier(engine=engine, **fm_params(hyper))
     for part in chunks(60):
         clf.partial_fit(X[part], y[part], classes=["no", "yes"], sample_weight=sw[part])
 
@@ -98,14 +99,14 @@ def test_binary_classifier_matches_reference(hyper, weighted):
 
 
 @pytest.mark.parametrize("hyper", HYPER)
-def test_multinomial_classifier_matches_reference(hyper):
+def test_multinomial_classifier_matches_reference(hyper, engine):
     # One set of weights and factors per class.
     rng = np.random.RandomState(1)
     X = random_sparse(rng, 70)
     y = rng.randint(3, size=70) * 10
     sw = rng.uniform(0, 2, size=70)
 
-    clf = FMClassifier(engine="numpy", **fm_params(hyper))
+    clf = FMClassifier(engine=engine, **fm_params(hyper))
     for part in chunks(70):
         clf.partial_fit(X[part], y[part], classes=[0, 10, 20], sample_weight=sw[part])
 
@@ -121,7 +122,7 @@ def test_multinomial_classifier_matches_reference(hyper):
 @pytest.mark.parametrize(
     "loss, extra", [("squared_error", {}), ("huber", {"epsilon": 0.5}), ("poisson", {})]
 )
-def test_regressor_matches_reference(hyper, loss, extra):
+def test_regressor_matches_reference(hyper, loss, extra, engine):
     rng = np.random.RandomState(2)
     X = random_sparse(rng, 60)
     X.data *= 0.3
@@ -131,7 +132,7 @@ def test_regressor_matches_reference(hyper, loss, extra):
         y = rng.normal(3.0, 2.0, size=60)
     sw = rng.uniform(0, 2, size=60)
 
-    reg = FMRegressor(loss=loss, engine="numpy", **extra, **fm_params(hyper))
+    reg = FMRegressor(loss=loss, engine=engine, **extra, **fm_params(hyper))
     for part in chunks(60):
         reg.partial_fit(X[part], y[part], sample_weight=sw[part])
 
@@ -141,13 +142,13 @@ def test_regressor_matches_reference(hyper, loss, extra):
     assert_allclose(reg.predict(X), expected, **TOLERANCE)
 
 
-def test_rate_power_and_initial_accumulator_match_reference():
+def test_rate_power_and_initial_accumulator_match_reference(engine):
     # TensorFlow's generalization applies to every coordinate, factors included.
     hyper = dict(HYPER[1], learning_rate_power=-0.3, initial_accumulator_value=0.2)
     rng = np.random.RandomState(3)
     X = random_sparse(rng, 50)
     y = rng.normal(size=50)
-    reg = FMRegressor(engine="numpy", **fm_params(hyper))
+    reg = FMRegressor(engine=engine, **fm_params(hyper))
     for part in chunks(50):
         reg.partial_fit(X[part], y[part])
     ref, rows = run_reference(X, y, np.ones(50), 1, dict(hyper, loss="squared_error"), 7)
@@ -175,9 +176,12 @@ def test_initial_factors_are_drawn_as_the_docs_say(random_state):
 
 
 def test_a_random_state_instance_draws_with_its_own_standard_normal():
+    parameters = FMParameters(
+        loss=get_loss("log_loss"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
+        factor_learning_rate=0.5,
+    )
     z, _ = new_factor_state(
-        1, 5, 2, np.float64, init_stdev=1.0, random_state=np.random.RandomState(3),
-        factor_learning_rate=0.5, beta=1.0,
+        1, 5, 2, np.float64, parameters, init_stdev=1.0, random_state=np.random.RandomState(3)
     )
     expected = np.random.RandomState(3).standard_normal((1, 5, 2))
     assert_allclose(-z * 0.5, expected, rtol=1e-15)
@@ -194,20 +198,24 @@ def random_rows_and_factors(seed, n_rows=30, n_features=12, k=4):
     return X, factors
 
 
-def test_the_pass_margin_equals_the_explicit_pairwise_sum():
-    # The kernel's O(k * nnz) margin, on rows of weight 0 (which change nothing),
-    # against the sum over pairs i < j of <v_i, v_j> x_i x_j.
+def test_the_pass_margin_equals_the_explicit_pairwise_sum(engine):
+    # Each engine's O(k * nnz) margin, on rows of weight 0 (which change
+    # nothing), against the sum over pairs i < j of <v_i, v_j> x_i x_j.
     X, factors = random_rows_and_factors(seed=5)
-    n_features, k = factors.shape[1:]
-    factor_z = -factors * (1.0 / 0.5)  # z0 = -v0 beta / alpha_v, beta = 1, alpha_v = 0.5
-    state = (np.zeros((1, n_features)), np.zeros((1, n_features)), np.zeros(1), np.zeros(1))
-    margins = fm_pass(
-        X, np.zeros(X.shape[0]), np.zeros(X.shape[0]), np.arange(X.shape[0]), state,
-        (factor_z, np.zeros_like(factor_z)), loss="squared_error", learning_rate=0.1, beta=1.0,
-        l1=0.0, l2=0.0, fit_intercept=True, epsilon=0.1, learning_rate_power=-0.5,
-        factor_learning_rate=0.5, factor_l2=0.0,
+    n_features = factors.shape[1]
+    z_factors = -factors * (1.0 / 0.5)  # z0 = -v0 beta / alpha_v, beta = 1, alpha_v = 0.5
+    state = FMState(
+        np.zeros((1, n_features)), np.zeros((1, n_features)), np.zeros(1), np.zeros(1),
+        z_factors, np.zeros_like(z_factors),
     )
-    assert_pairwise_sums(margins[:, 0], X, -factor_z * 0.5)
+    parameters = FMParameters(
+        loss=get_loss("squared_error"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
+        factor_learning_rate=0.5,
+    )
+    margins = get_fm_engine(engine).learn(
+        state, parameters, X, np.zeros(X.shape[0]), np.zeros(X.shape[0]), np.arange(X.shape[0])
+    )
+    assert_pairwise_sums(margins[:, 0], X, -z_factors * 0.5)
 
 
 def assert_pairwise_sums(margins, X, factors):
