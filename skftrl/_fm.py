@@ -210,12 +210,13 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         If True, :meth:`fit` continues from the current state.
 
     batch_size : int, default=1
-        Rows per update; the factorization machine runs the exact per-row
-        algorithm only, ``batch_size=1``. Range [1, 1].
+        Rows per update. Factorization machines run the exact per-row
+        algorithm only: any other value is rejected. Range [1, 1].
 
     engine : {"auto", "numpy", "numba"}, default="auto"
-        Implementation of the per-row pass. The factorization machine has a
-        numpy pass only: ``"auto"`` runs it, ``"numba"`` is rejected.
+        Implementation of the exact per-row pass. ``"numba"`` compiles it
+        (install ``skftrl[fast]``); it gives the same state as ``"numpy"``
+        to rounding. ``"auto"`` uses numba when it can be imported, else numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (weights' and factors' ``z`` and ``n``).
@@ -436,12 +437,13 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         If True, :meth:`fit` continues from the current state.
 
     batch_size : int, default=1
-        Rows per update; the factorization machine runs the exact per-row
-        algorithm only, ``batch_size=1``. Range [1, 1].
+        Rows per update. Factorization machines run the exact per-row
+        algorithm only: any other value is rejected. Range [1, 1].
 
     engine : {"auto", "numpy", "numba"}, default="auto"
-        Implementation of the per-row pass. The factorization machine has a
-        numpy pass only: ``"auto"`` runs it, ``"numba"`` is rejected.
+        Implementation of the exact per-row pass. ``"numba"`` compiles it
+        (install ``skftrl[fast]``); it gives the same state as ``"numpy"``
+        to rounding. ``"auto"`` uses numba when it can be imported, else numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (weights' and factors' ``z`` and ``n``).
