@@ -509,7 +509,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     >>> y = X[:, 0] * X[:, 1]  # an interaction alone
     >>> reg = FMRegressor(n_components=2, learning_rate=0.5, random_state=0)
     >>> round(reg.fit(X, y).score(X, y), 2)
-    0.98
+    1.0
     """
 
     _parameter_constraints: dict = {
