@@ -127,7 +127,7 @@ _FM_PARAMETERS = """
         rate ``alpha_v / (beta + sqrt(n))``. None uses ``learning_rate``.
         Range (0, inf).
 
-    factor_l2 : float, default=0.0
+    factor_l2 : float, default=0.01
         L2 penalty on the factors of each row's features, applied per row
         (a term ``factor_l2 * v`` in each factor's gradient, as libFM and
         Wordbatch's FM_FTRL apply it). Range [0, inf).
@@ -308,7 +308,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         n_components=8,
         init_stdev=0.1,
         factor_learning_rate=None,
-        factor_l2=0.0,
+        factor_l2=0.01,
         learning_rate=0.1,
         beta=1.0,
         l1=0.0,
@@ -525,7 +525,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         n_components=8,
         init_stdev=0.1,
         factor_learning_rate=None,
-        factor_l2=0.0,
+        factor_l2=0.01,
         learning_rate=0.1,
         beta=1.0,
         l1=0.0,

@@ -13,7 +13,7 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_same, snapshot
+from conftest import HAS_NUMBA, assert_same, snapshot
 from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss, mean_squared_error
@@ -336,3 +336,25 @@ def test_extreme_finite_values_give_a_finite_state(make, scale):
     if scale <= 1e6:
         predictions = model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
         assert np.all(np.isfinite(predictions))
+
+
+# ------------------------------------------------------------------- engines
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_numba_and_numpy_engines_agree(n_classes, dtype):
+    X, y = click_stream(1500, seed=0, interaction=2.0)
+    y = (y + np.arange(1500) % n_classes) % n_classes
+    models = [
+        FMClassifier(engine=engine, n_components=5, factor_l2=0.01, l1=0.1, dtype=dtype,
+                     random_state=0)
+        for engine in ("numpy", "numba")
+    ]
+    for model in models:
+        model.partial_fit(X[:700], y[:700], classes=np.arange(n_classes))
+        model.partial_fit(X[700:], y[700:])
+    numpy_model, numba_model = models
+    for name in FM_STATE:
+        assert_allclose(getattr(numba_model, name), getattr(numpy_model, name),
+                        rtol=1e-12 if dtype == np.float64 else 1e-6, atol=1e-12), name
+    assert_allclose(numba_model.loss_curve_, numpy_model.loss_curve_, rtol=1e-12)

@@ -19,7 +19,7 @@ TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
 
 HYPER = [
-    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True),
+    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True, factor_l2=0.0),
     dict(
         learning_rate=0.5,
         beta=0.5,
@@ -48,7 +48,7 @@ def run_reference(X, targets, weights, n_outputs, params, random_state):
         init_stdev=params.get("init_stdev", 0.1),
         random_state=random_state,
         alpha_v=params.get("factor_learning_rate"),
-        lambda_v=params.get("factor_l2", 0.0),
+        lambda_v=params["factor_l2"],
         epsilon=params.get("epsilon", 0.1),
         power=params.get("learning_rate_power", -0.5),
         n_initial=params.get("initial_accumulator_value", 0.0),
@@ -161,16 +161,16 @@ def test_initial_factors_are_drawn_as_the_docs_say(random_state):
     rng = np.random.RandomState(4)
     X = random_sparse(rng, 20)
     y = rng.randint(3, size=20)
-    clf = FMClassifier(n_components=4, init_stdev=0.25, random_state=random_state)
-    # Rows of weight 0 learn nothing, the empty row 3 only the intercept: the
-    # factors are the initial ones.
+    clf = FMClassifier(n_components=4, init_stdev=0.25, factor_l2=0.0, random_state=random_state)
+    # Rows of weight 0 learn nothing (without factor_l2, which applies to every
+    # row), the empty row 3 only the intercept: the factors are the initial ones.
     only_the_empty_row = np.zeros(20)
     only_the_empty_row[3] = 1.0
     clf.partial_fit(X, y, classes=[0, 1, 2], sample_weight=only_the_empty_row)
     expected = 0.25 * np.random.default_rng(random_state).standard_normal((3, N_FEATURES, 4))
     assert_allclose(clf.components_, expected, rtol=1e-15, atol=0)
     assert np.all(clf.n_factors_ == 0)
-    again = FMClassifier(n_components=4, init_stdev=0.25, random_state=random_state)
+    again = FMClassifier(n_components=4, init_stdev=0.25, factor_l2=0.0, random_state=random_state)
     again.partial_fit(X, y, classes=[0, 1, 2], sample_weight=only_the_empty_row)
     assert np.array_equal(again.z_factors_, clf.z_factors_)
 
