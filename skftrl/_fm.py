@@ -116,7 +116,7 @@ _FM_PARAMETERS = """
         Range [1, inf); for ``k = 0`` use the FTRL estimator, which is that
         model.
 
-    init_stdev : float, default=0.1
+    init_stdev : float, default=0.01
         Standard deviation of the initial factors, drawn from a normal
         distribution once when the state is created (seeded by
         ``random_state``). 0 leaves the factors at 0 forever, which is the
@@ -127,7 +127,7 @@ _FM_PARAMETERS = """
         rate ``alpha_v / (beta + sqrt(n))``. None uses ``learning_rate``.
         Range (0, inf).
 
-    factor_l2 : float, default=0.01
+    factor_l2 : float, default=0.03
         L2 penalty on the factors of each row's features, applied per row
         (a term ``factor_l2 * v`` in each factor's gradient, as libFM and
         Wordbatch's FM_FTRL apply it). Range [0, inf).
@@ -306,9 +306,9 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         self,
         *,
         n_components=8,
-        init_stdev=0.1,
+        init_stdev=0.01,
         factor_learning_rate=None,
-        factor_l2=0.01,
+        factor_l2=0.03,
         learning_rate=0.1,
         beta=1.0,
         l1=0.0,
@@ -503,13 +503,15 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     Examples
     --------
     >>> import numpy as np
-    >>> from skftrl import FMRegressor
+    >>> from skftrl import FMRegressor, FTRLRegressor
     >>> rng = np.random.default_rng(0)
-    >>> X = rng.uniform(size=(500, 3))
-    >>> y = X[:, 0] * X[:, 1]  # an interaction alone
-    >>> reg = FMRegressor(n_components=2, learning_rate=0.5, random_state=0)
-    >>> round(reg.fit(X, y).score(X, y), 2)
-    1.0
+    >>> X = rng.uniform(-1, 1, size=(500, 3))
+    >>> y = X[:, 0] * X[:, 1]  # an interaction alone: no linear model fits it
+    >>> reg = FMRegressor(max_iter=20, tol=None, random_state=0).fit(X, y)
+    >>> round(reg.score(X, y), 2)
+    0.92
+    >>> round(FTRLRegressor(random_state=0).fit(X, y).score(X, y), 2)
+    0.0
     """
 
     _parameter_constraints: dict = {
@@ -523,9 +525,9 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         loss="squared_error",
         epsilon=0.1,
         n_components=8,
-        init_stdev=0.1,
+        init_stdev=0.01,
         factor_learning_rate=None,
-        factor_l2=0.01,
+        factor_l2=0.03,
         learning_rate=0.1,
         beta=1.0,
         l1=0.0,

@@ -49,7 +49,7 @@ def click_stream(n_rows, seed, interaction, n_values=(30, 30, 20)):
     return one_hot_fields(fields, n_values), y
 
 
-def held_out_log_losses(interaction, passes=2):
+def held_out_log_losses(interaction, passes=3):
     """Held-out log loss of the linear model and of the FM (defaults, k=4)."""
     X, y = click_stream(4000, seed=0, interaction=interaction)
     X_test, y_test = click_stream(4000, seed=1, interaction=interaction)

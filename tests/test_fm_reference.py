@@ -19,7 +19,8 @@ TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
 
 HYPER = [
-    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True, factor_l2=0.0),
+    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True, factor_l2=0.0,
+         init_stdev=0.1),
     dict(
         learning_rate=0.5,
         beta=0.5,
@@ -30,7 +31,8 @@ HYPER = [
         factor_l2=0.1,
         init_stdev=0.3,
     ),
-    dict(learning_rate=0.2, beta=2.0, l1=0.1, l2=0.0, fit_intercept=False, factor_l2=0.01),
+    dict(learning_rate=0.2, beta=2.0, l1=0.1, l2=0.0, fit_intercept=False, factor_l2=0.01,
+         init_stdev=0.05),
 ]
 
 
@@ -45,7 +47,7 @@ def run_reference(X, targets, weights, n_outputs, params, random_state):
         l1=params["l1"],
         l2=params["l2"],
         fit_intercept=params["fit_intercept"],
-        init_stdev=params.get("init_stdev", 0.1),
+        init_stdev=params["init_stdev"],
         random_state=random_state,
         alpha_v=params.get("factor_learning_rate"),
         lambda_v=params["factor_l2"],
