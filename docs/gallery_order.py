@@ -7,6 +7,8 @@ EXAMPLES = [
     "plot_hashing_grid_search.py",
     "plot_multiclass_dna.py",
     "plot_regression_bike_sharing.py",
+    "plot_fm_ratings.py",
+    "plot_fm_click_interaction.py",
 ]
 
 
