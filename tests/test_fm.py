@@ -358,3 +358,26 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
         assert_allclose(getattr(numba_model, name), getattr(numpy_model, name),
                         rtol=1e-12 if dtype == np.float64 else 1e-6, atol=1e-12), name
     assert_allclose(numba_model.loss_curve_, numpy_model.loss_curve_, rtol=1e-12)
+
+
+# ------------------------------------------------------- interrupted passes
+def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(engine):
+    # A warm-start fit of many passes: Ctrl-C lands inside some pass, after
+    # others have completed. Weights, intercepts and factors are put back.
+    from test_interrupted import interrupted_after
+
+    X, y = click_stream(3000, seed=0, interaction=2.0)
+    y = (y + np.arange(3000) % 3) % 3  # three classes: three sets of factors
+    model = FMClassifier(engine=engine, max_iter=1, tol=None, random_state=0).fit(X, y)
+    model.set_params(warm_start=True, max_iter=10_000)
+    before = snapshot(model)
+    with pytest.raises(KeyboardInterrupt), interrupted_after(0.5):
+        model.fit(X, y)
+    assert_same(before, snapshot(model))
+    # And it learns on as if the interrupted call had never been made.
+    model.set_params(warm_start=False, max_iter=1)
+    model.partial_fit(X[:100], y[:100])
+    fresh = FMClassifier(engine=engine, max_iter=1, tol=None, random_state=0).fit(X, y)
+    fresh.partial_fit(X[:100], y[:100])
+    for name in FM_STATE:
+        assert np.array_equal(getattr(model, name), getattr(fresh, name)), name
