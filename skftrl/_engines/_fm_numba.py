@@ -11,8 +11,11 @@ import numpy as np
 from ._fm_numpy import MAX_ABS_FACTOR_TERM, FactorizationEngine
 from ._math import compiled_power, max_abs_gradient, smallest_stored_n
 from ._numba_exact import (
+    PREFETCH_ROWS_AHEAD,
+    PREFETCH_STATE_BYTES,
     NumbaEngine,
     _clip,
+    _prefetch_row,
     _rate_root,
     _scalar_derivative,
     _softmax_derivative,
@@ -50,10 +53,12 @@ def _fm_pass(
     smallest_n,
     margins,
     several_outputs,
+    rows_ahead,
 ):
     """The pass over ``rows``: the linear state by feature (F, K), the factors'
     (K, F, k); margins (len(rows), K). ``several_outputs`` is None for one
-    output, which numba compiles with K the constant 1."""
+    output, which numba compiles with K the constant 1. ``rows_ahead`` is
+    None for no prefetching, as in the linear engine."""
     if several_outputs is None:
         n_outputs = 1
     else:
@@ -72,7 +77,16 @@ def _fm_pass(
     intercept_weights = np.empty(n_outputs)
     intercept_root_n = np.empty(n_outputs)
     derivative = np.empty(n_outputs)
+    # One address per feature in each array: the first output's weight and
+    # first factor (its other outputs and factors share or neighbour its line).
+    first_z = z_by_feature[:, 0]
+    first_z_factors = z_factors[0, :, 0]
+    first_n_factors = n_factors[0, :, 0]
     for position in range(rows.shape[0]):
+        if rows_ahead is not None:
+            _prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
+            _prefetch_row(indptr, indices, rows, position, first_z_factors, rows_ahead)
+            _prefetch_row(indptr, indices, rows, position, first_n_factors, rows_ahead)
         row = rows[position]
         start, end = indptr[row], indptr[row + 1]
         margin = margins[position]
@@ -208,5 +222,6 @@ class FMNumbaEngine(FactorizationEngine, NumbaEngine):
             smallest_stored_n(z.dtype),
             margins,
             None if z.shape[0] == 1 else True,
+            PREFETCH_ROWS_AHEAD if 2 * z_factors.nbytes > PREFETCH_STATE_BYTES else None,
         )
         return margins
