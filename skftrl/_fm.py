@@ -134,28 +134,8 @@ _FM_PARAMETERS = """
 """
 
 
-class FMClassifier(_FactorizationMachine, FTRLClassifier):
-    __doc__ = """Factorization machine classifier trained online with FTRL-Proximal.
-
-    A factorization machine (Rendle, ICDM 2010) adds to the linear model a
-    pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
-    x_j``, through a vector ``v_i`` of ``n_components`` factors per feature:
-    it learns that a user likes an item, or that a site and an ad slot go
-    together, which a linear model cannot. Every coordinate (intercept,
-    weight, factor) is learned by FTRL-Proximal with its own rate, exactly
-    as :class:`FTRLClassifier` learns its weights; a row costs
-    ``O(n_components * nnz)``. Two classes use one logistic output; three or
-    more a softmax with one set of weights and factors per class. The exact
-    semantics are in the documentation's page "Factorization machines
-    trained with FTRL".
-
-    Everything else is :class:`FTRLClassifier`'s: ``fit``, ``partial_fit``,
-    early stopping, warm start, ``loss_curve_``, persistence that resumes
-    bit for bit.
-
-    Parameters
-    ----------""" + _FM_PARAMETERS + """
-    learning_rate : float, default=0.1
+# The docstring entries of the FTRL parameters both FM estimators share.
+_RATE_PARAMETERS = """    learning_rate : float, default=0.1
         The rate scale ``alpha`` of the weights and the intercept.
         Range (0, inf).
 
@@ -184,18 +164,9 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     max_iter : int, default=100
         Maximum number of passes over the data in :meth:`fit`. Range [1, inf).
 
-    tol : float or None, default=1e-3
-        Stopping criterion of :meth:`fit`, as in :class:`FTRLClassifier`.
-        Range [0, inf).
+"""
 
-    n_iter_no_change : int, default=5
-        Passes without improvement before :meth:`fit` stops. Range [1, inf).
-
-    early_stopping : bool, default=False
-        Whether :meth:`fit` stops on the accuracy of a held-out
-        ``validation_fraction`` of the rows, as in :class:`FTRLClassifier`.
-
-    validation_fraction : float, default=0.1
+_TRAINING_PARAMETERS = """    validation_fraction : float, default=0.1
         The fraction of rows held out by ``early_stopping``. Range (0, 1).
 
     shuffle : bool, default=True
@@ -221,7 +192,42 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (weights' and factors' ``z`` and ``n``).
 
-    class_weight : dict, "balanced" or None, default=None
+"""
+
+
+class FMClassifier(_FactorizationMachine, FTRLClassifier):
+    __doc__ = """Factorization machine classifier trained online with FTRL-Proximal.
+
+    A factorization machine (Rendle, ICDM 2010) adds to the linear model a
+    pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
+    x_j``, through a vector ``v_i`` of ``n_components`` factors per feature:
+    it learns that a user likes an item, or that a site and an ad slot go
+    together, which a linear model cannot. Every coordinate (intercept,
+    weight, factor) is learned by FTRL-Proximal with its own rate, exactly
+    as :class:`FTRLClassifier` learns its weights; a row costs
+    ``O(n_components * nnz)``. Two classes use one logistic output; three or
+    more a softmax with one set of weights and factors per class. The exact
+    semantics are in the documentation's page "Factorization machines
+    trained with FTRL".
+
+    Everything else is :class:`FTRLClassifier`'s: ``fit``, ``partial_fit``,
+    early stopping, warm start, ``loss_curve_``, persistence that resumes
+    bit for bit.
+
+    Parameters
+    ----------""" + _FM_PARAMETERS + """
+""" + _RATE_PARAMETERS + """    tol : float or None, default=1e-3
+        Stopping criterion of :meth:`fit`, as in :class:`FTRLClassifier`.
+        Range [0, inf).
+
+    n_iter_no_change : int, default=5
+        Passes without improvement before :meth:`fit` stops. Range [1, inf).
+
+    early_stopping : bool, default=False
+        Whether :meth:`fit` stops on the accuracy of a held-out
+        ``validation_fraction`` of the rows, as in :class:`FTRLClassifier`.
+
+""" + _TRAINING_PARAMETERS + """    class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplying ``sample_weight``, as in
         :class:`FTRLClassifier`.
 
@@ -382,36 +388,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     epsilon : float, default=0.1
         Residual beyond which the Huber loss becomes linear. Range (0, inf).
 """ + _FM_PARAMETERS + """
-    learning_rate : float, default=0.1
-        The rate scale ``alpha`` of the weights and the intercept.
-        Range (0, inf).
-
-    beta : float, default=1.0
-        Smooths the rates of rarely seen coordinates, and is the initial
-        factors' proximal strength (with ``factor_learning_rate``): it must
-        be positive. Range (0, inf).
-
-    l1 : float, default=0.0
-        L1 strength of the linear weights (not of the factors). Range [0, inf).
-
-    l2 : float, default=0.0
-        L2 strength of the linear weights (not of the factors, see
-        ``factor_l2``). Range [0, inf).
-
-    learning_rate_power : float, default=-0.5
-        The exponent ``p`` of every coordinate's rate
-        ``alpha / (beta + n ** -p)``. Range [-1, 0].
-
-    initial_accumulator_value : float, default=0.0
-        The value every coordinate's ``n`` starts from. Range [0, inf).
-
-    fit_intercept : bool, default=True
-        Whether to learn an (unregularized) intercept.
-
-    max_iter : int, default=100
-        Maximum number of passes over the data in :meth:`fit`. Range [1, inf).
-
-    tol : float or None, default=1e-3
+""" + _RATE_PARAMETERS + """    tol : float or None, default=1e-3
         Stopping criterion of :meth:`fit`, as in :class:`FTRLRegressor`.
         Range [0, inf).
 
@@ -422,33 +399,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         Whether :meth:`fit` stops on the R^2 of a held-out
         ``validation_fraction`` of the rows, as in :class:`FTRLRegressor`.
 
-    validation_fraction : float, default=0.1
-        The fraction of rows held out by ``early_stopping``. Range (0, 1).
-
-    shuffle : bool, default=True
-        Whether :meth:`fit` shuffles the rows before each pass.
-
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initial factors (an int draws them with
-        ``numpy.random.default_rng(random_state)``) and the shuffling of
-        :meth:`fit`. Pass an int for reproducible results.
-
-    warm_start : bool, default=False
-        If True, :meth:`fit` continues from the current state.
-
-    batch_size : int, default=1
-        Rows per update. Factorization machines run the exact per-row
-        algorithm only: any other value is rejected. Range [1, 1].
-
-    engine : {"auto", "numpy", "numba"}, default="auto"
-        Implementation of the exact per-row pass. ``"numba"`` compiles it
-        (install ``skftrl[fast]``); it gives the same state as ``"numpy"``
-        to rounding. ``"auto"`` uses numba when it can be imported, else numpy.
-
-    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Storage type of the state (weights' and factors' ``z`` and ``n``).
-
-    Attributes
+""" + _TRAINING_PARAMETERS + """    Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
         The linear weights, in closed form from ``z_`` and ``n_``.
