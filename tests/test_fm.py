@@ -20,6 +20,7 @@ from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.utils._param_validation import InvalidParameterError
 
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
+from skftrl._engines._fm_numpy import pairwise_margins
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 
@@ -381,3 +382,16 @@ def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(engine):
     fresh.partial_fit(X[:100], y[:100])
     for name in FM_STATE:
         assert np.array_equal(getattr(model, name), getattr(fresh, name)), name
+
+
+def test_a_few_rows_read_only_their_factors_and_predict_the_same():
+    # Predicting a few rows of a wide model computes only the factors of
+    # their columns: the margins are those of all the rows, exactly.
+    X, y = click_stream(500, seed=0, interaction=2.0)
+    X_wide = sp.hstack([X, sp.csr_matrix((500, 5000))]).tocsr()
+    model = FMClassifier(random_state=0).partial_fit(X_wide, y, classes=[0, 1])
+    linear = X_wide @ model.coef_[0] + model.intercept_[0]
+    all_rows = linear + pairwise_margins(X_wide, model.components_)[:, 0]
+    for rows in (slice(0, 1), slice(3, 9), slice(100, 140)):
+        assert np.array_equal(model.decision_function(X_wide[rows]), all_rows[rows])
+    assert_allclose(model.decision_function(X_wide[:20].toarray()), all_rows[:20], rtol=1e-13)

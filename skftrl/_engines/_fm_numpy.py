@@ -226,7 +226,18 @@ class FactorizationEngine:
 
     def margins(self, X, state, parameters, coef=None):
         margins = super().margins(X, state, parameters, coef)
-        margins += pairwise_margins(X, self.factors(state, parameters))
+        if sp.issparse(X) and X.nnz < X.shape[1]:
+            # Only the factors of the columns X reads: a few rows of a wide
+            # model need far fewer than all K * F * k. X is renumbered to
+            # those columns; each row's products are summed in the same order.
+            columns, renumbered = np.unique(X.indices, return_inverse=True)
+            X = sp.csr_matrix((X.data, renumbered, X.indptr), shape=(X.shape[0], len(columns)))
+            factors = weights_from_state(
+                state.z_factors[:, columns], state.n_factors[:, columns], parameters.of_factors()
+            )
+        else:
+            factors = self.factors(state, parameters)
+        margins += pairwise_margins(X, factors)
         return margins
 
 
