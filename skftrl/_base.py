@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
 from ._engines import (
     LinearState,
     Parameters,
-    StateCheckpoint,
+    UndoLog,
     check_engine,
     get_engine,
     new_state,
@@ -40,7 +40,7 @@ class _TrainingCall:
 
     def __init__(self):
         self.fresh_z = None  # z_ of a state the call made: nothing to restore in it
-        self.checkpoints = []  # of the state arrays, before the call's passes
+        self.undo_logs = []  # of the call's passes
 
 
 _TRAINING_CALL = contextvars.ContextVar("skftrl_training_call", default=None)
@@ -54,9 +54,8 @@ def unchanged_on_error(method):
     ``validate_data`` among it) sets attributes such as ``n_features_in_``
     before it has checked everything: restoring the attribute dictionary
     undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
-    changes the state arrays in place: before it starts, it saves the values
-    of the coordinates it can change (:class:`~skftrl._engines.StateCheckpoint`,
-    O(non-zeros of X)), which are written back.
+    changes the state arrays in place: it records the old values of what it
+    changes (:class:`~skftrl._engines.UndoLog`), which are written back.
     """
 
     @functools.wraps(method)
@@ -68,8 +67,8 @@ def unchanged_on_error(method):
         try:
             return method(self, *args, **kwargs)
         except BaseException:
-            for checkpoint in reversed(call.checkpoints):
-                checkpoint.restore()
+            for undo_log in reversed(call.undo_logs):
+                undo_log.restore()
             for value, length in lists:
                 del value[length:]
             self.__dict__.clear()
@@ -304,6 +303,10 @@ class BaseFTRL(BaseEstimator):
             _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
         )
 
+    def _undo_log(self, state, X, rows):
+        """The record of what a pass over ``rows`` of X changes in ``state``."""
+        return UndoLog(state, X, rows)
+
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = self._engine()
@@ -315,16 +318,20 @@ class BaseFTRL(BaseEstimator):
                 "dtype back."
             )
         state = self._writable_state()
+        undo = None
         call = _TRAINING_CALL.get()
+        # A state made by this call is dropped on failure; a pass over rows
+        # another log of the call covers changes nothing that log does not restore.
         if call is not None and call.fresh_z is not self.z_:
-            if not any(checkpoint.covers(X) for checkpoint in call.checkpoints):
-                call.checkpoints.append(StateCheckpoint(state, X))
+            if not any(undo_log.covers(X, rows) for undo_log in call.undo_logs):
+                undo = self._undo_log(state, X, rows)
+                call.undo_logs.append(undo)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
         # during it.
         cache = self._cache()
         cache.clear()
-        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows)
+        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows, undo)
         cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins

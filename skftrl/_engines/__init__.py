@@ -9,13 +9,15 @@ engine through three calls, all taking a state record and a
     ``ValueError`` for ``"numba"`` with ``batch_size > 1`` and ``ImportError``
     for ``"numba"`` without numba (:func:`check_engine` raises the same,
     for parameter validation).
-``engine.learn(state, parameters, X, targets, sample_weight, rows)``
+``engine.learn(state, parameters, X, targets, sample_weight, rows, undo=None)``
     One pass over ``rows`` of the canonical CSR ``X`` (sorted, summed
     indices), in the order given, updating ``state`` in place (its arrays
     must be writable); returns each row's margins *before* it was learned
     from, shape ``(len(rows), K)`` (progressive validation). ``targets`` are
     0/1 for ``log_loss``, class indices for ``multinomial``, reals otherwise;
-    ``sample_weight`` multiplies each row's loss derivative.
+    ``sample_weight`` multiplies each row's loss derivative. With an
+    :class:`UndoLog` as ``undo``, the pass records in it the old values of
+    every coordinate before changing it.
 ``engine.weights(state, parameters)``
     The closed-form weights of the whole state, float64 of shape ``(K, F)``.
 ``engine.margins(X, state, parameters, coef=None)``
@@ -27,8 +29,8 @@ The state of a linear model with ``K`` outputs over ``F`` features is a
 :class:`LinearState`: ``z``, ``n`` of shape ``(K, F)`` (float64 or float32,
 computed on in float64; fastest as :func:`new_state` lays them out) and the
 intercepts' ``z_intercept``, ``n_intercept`` of shape ``(K,)`` (float64).
-:class:`StateCheckpoint` saves and restores the coordinates a pass over X can
-change, for any state record whose per-feature arrays have features on axis 1.
+:class:`UndoLog` records what a pass overwrites, so that the estimator can put
+it back if the call fails.
 
 Where things are (each formula once):
 
@@ -46,7 +48,7 @@ Where things are (each formula once):
 
 Another model family (factorization machines) plugs in the same way: a state
 record of its own that adds arrays (e.g. ``z_factors``, ``n_factors`` of shape
-``(K, F, k)``, features on axis 1, so that :class:`StateCheckpoint` covers them),
+``(K, F, k)``, with an undo log of its own),
 a parameters record extending :class:`Parameters` (its own rate, no l1/l2 for
 the factors: pass ``l1 = l2 = 0`` to the formulas), and passes that reuse
 :func:`._math.weight` / :func:`._math.step` (scalar, numba-compilable: call
@@ -74,7 +76,7 @@ __all__ = [
     "LinearState",
     "Loss",
     "Parameters",
-    "StateCheckpoint",
+    "UndoLog",
     "check_engine",
     "get_engine",
     "get_loss",
@@ -107,38 +109,52 @@ class LinearState(NamedTuple):
     n_intercept: np.ndarray
 
 
-class StateCheckpoint:
-    """The values a pass over ``X`` can change in ``state``, to put back on failure.
+class UndoLog:
+    """The values a pass overwrites, recorded as it goes, to put back on failure.
 
-    Per-feature arrays (two or more dimensions, features on axis 1) keep the
-    values of X's columns only, so a checkpoint costs O(nnz(X)), not the size
-    of a wide model; per-output arrays (one dimension) are copied whole.
-    ``state`` is any NamedTuple of arrays; they may be read-only (restoring
-    writes through views).
+    A pass given a log records, before it changes a coordinate of ``z`` and
+    ``n``, the coordinate's feature and its old values, in the order of the
+    changes; the first record of a feature holds its value before the pass.
+    Recording costs a few sequential writes per non-zero, where saving the
+    coordinates beforehand would cost a random read of each. The intercepts'
+    arrays (K values) are copied whole when the log is made.
+
+    ``rows`` of ``X`` bound the number of records (their non-zeros);
+    :meth:`covers` tells whether a later pass over the same rows changes only
+    coordinates this log restores (fit's passes shuffle one array of rows in
+    place).
     """
 
-    def __init__(self, state, X):
-        self.X = X  # the matrix whose columns are saved
-        self.columns = X.indices.astype(np.intp)
-        self.saved = [
-            (array, array[:, self.columns] if array.ndim > 1 else array.copy())
-            for array in state
-        ]
+    def __init__(self, state, X, rows):
+        self.state, self.X, self.rows = state, X, rows
+        size = int(np.diff(X.indptr)[rows].sum())
+        n_outputs = state.z.shape[0]
+        self.columns = np.empty(size, dtype=np.intp)
+        self.z = np.empty((size, n_outputs), dtype=np.float64)
+        self.n = np.empty((size, n_outputs), dtype=np.float64)
+        self.used = 0
+        self.intercepts = (state.z_intercept.copy(), state.n_intercept.copy())
 
-    def covers(self, X):
-        """Whether a pass over rows of ``X`` changes only what this saved."""
-        return X is self.X
+    def covers(self, X, rows):
+        return X is self.X and rows is self.rows
+
+    def record(self, columns, z, n):
+        """Record the old ``z``, ``n`` (shape (m,) or (m, K)) of ``columns`` (m,)."""
+        end = self.used + len(columns)
+        self.columns[self.used : end] = columns
+        self.z[self.used : end] = z.reshape(self.z[self.used : end].shape)
+        self.n[self.used : end] = n.reshape(self.n[self.used : end].shape)
+        self.used = end
 
     def restore(self):
-        for array, values in self.saved:
+        """Write the recorded values back: the state is as before the pass."""
+        columns = self.columns[: self.used]
+        _, first = np.unique(columns, return_index=True)
+        for array, old in ((self.state.z, self.z), (self.state.n, self.n)):
             writable = array.view()
             writable.flags.writeable = True
-            if array.ndim > 1:
-                # A column repeated in X was saved once per occurrence, each time
-                # with its value before the pass: any write order restores it.
-                writable[:, self.columns] = values
-            else:
-                writable[...] = values
+            writable.T[columns[first]] = old[first]
+        self.state.z_intercept[...], self.state.n_intercept[...] = self.intercepts
 
 
 class NumpyEngine:
@@ -152,8 +168,8 @@ class NumpyEngine:
     # one weight of the whole state, relative to reading one non-zero's weight.
     whole_weights_cost = 1 / 4
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
-        return _numpy_exact.learn(state, parameters, X, targets, sample_weight, rows)
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
+        return _numpy_exact.learn(state, parameters, X, targets, sample_weight, rows, undo)
 
     def weights(self, state, parameters):
         return weights_from_state(state.z, state.n, parameters)
@@ -176,9 +192,9 @@ class NumpyBatchEngine(NumpyEngine):
         self.name = weights_engine.name
         self.whole_weights_cost = weights_engine.whole_weights_cost
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
         return _numpy_batch.learn(
-            state, parameters, X, targets, sample_weight, rows, self.batch_size
+            state, parameters, X, targets, sample_weight, rows, self.batch_size, undo
         )
 
     def weights(self, state, parameters):

@@ -54,11 +54,18 @@ def _fm_pass(
     margins,
     several_outputs,
     rows_ahead,
+    undo_columns,
+    undo_z,
+    undo_n,
+    undo_z_factors,
+    undo_n_factors,
 ):
     """The pass over ``rows``: the linear state by feature (F, K), the factors'
     (K, F, k); margins (len(rows), K). ``several_outputs`` is None for one
     output, which numba compiles with K the constant 1. ``rows_ahead`` is
-    None for no prefetching, as in the linear engine."""
+    None for no prefetching, as in the linear engine. ``undo_columns`` (None:
+    no record) and the other ``undo_`` arrays receive the old values of each
+    coordinate before its change (see FMUndoLog); returns the number of records."""
     if several_outputs is None:
         n_outputs = 1
     else:
@@ -82,6 +89,7 @@ def _fm_pass(
     first_z = z_by_feature[:, 0]
     first_z_factors = z_factors[0, :, 0]
     first_n_factors = n_factors[0, :, 0]
+    recorded = 0
     for position in range(rows.shape[0]):
         if rows_ahead is not None:
             _prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
@@ -141,6 +149,15 @@ def _fm_pass(
         for j in range(start, end):
             column = indices[j]
             value = data[j]
+            if undo_columns is not None:
+                undo_columns[recorded] = column
+                for k in range(n_outputs):
+                    undo_z[recorded, k] = z_by_feature[column, k]
+                    undo_n[recorded, k] = n_by_feature[column, k]
+                    for f in range(n_components):
+                        undo_z_factors[recorded, k, f] = z_factors[k, column, f]
+                        undo_n_factors[recorded, k, f] = n_factors[k, column, f]
+                recorded += 1
             for k in range(n_outputs):
                 gradient = _clip(value * derivative[k], bound)
                 z_by_feature[column, k], n_by_feature[column, k] = _step(
@@ -186,16 +203,21 @@ def _fm_pass(
                     learning_rate_power,
                     0.0,  # the intercept's state is float64
                 )
+    return recorded
 
 
 class FMNumbaEngine(FactorizationEngine, NumbaEngine):
     """The factorization machine's exact per-row pass, compiled; the linear
     weights as the linear numba engine computes them."""
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
         z, n, z_intercept, n_intercept, z_factors, n_factors = state
         margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
-        _fm_pass(
+        if undo is None:
+            undo_arrays = (None, None, None, None, None)
+        else:
+            undo_arrays = (undo.columns, undo.z, undo.n, undo.z_factors, undo.n_factors)
+        recorded = _fm_pass(
             X.indptr,
             X.indices,
             X.data,
@@ -223,5 +245,8 @@ class FMNumbaEngine(FactorizationEngine, NumbaEngine):
             margins,
             None if z.shape[0] == 1 else True,
             PREFETCH_ROWS_AHEAD if 2 * z_factors.nbytes > PREFETCH_STATE_BYTES else None,
+            *undo_arrays,
         )
+        if undo is not None:
+            undo.used = recorded
         return margins

@@ -114,12 +114,18 @@ def _pass(
     margins,
     several_outputs,
     rows_ahead,
+    undo_columns,
+    undo_z,
+    undo_n,
 ):
     """The pass over ``rows``; the state by feature, shape (F, K); margins (len(rows), K).
 
     ``several_outputs`` is None for one output: numba then compiles a version
     in which K is the constant 1, and its loops over outputs disappear.
     ``rows_ahead`` is None for no prefetching (pruned when compiled, too).
+    ``undo_columns`` (None: no record) and ``undo_z``, ``undo_n`` receive the
+    old values of each coordinate before its change (see UndoLog); returns
+    the number of records.
     """
     if several_outputs is None:
         n_outputs = 1
@@ -135,6 +141,7 @@ def _pass(
     intercept_root_n = np.empty(n_outputs)
     derivative = np.empty(n_outputs)
     first_output_z = z_by_feature[:, 0]
+    recorded = 0
     for position in range(rows.shape[0]):
         if rows_ahead is not None:
             _prefetch_row(indptr, indices, rows, position, first_output_z, rows_ahead)
@@ -169,6 +176,12 @@ def _pass(
             derivative[k] *= sample_weight[row]
         for j in range(start, end):
             column = indices[j]
+            if undo_columns is not None:
+                undo_columns[recorded] = column
+                for k in range(n_outputs):
+                    undo_z[recorded, k] = z_by_feature[column, k]
+                    undo_n[recorded, k] = n_by_feature[column, k]
+                recorded += 1
             for k in range(n_outputs):
                 gradient = _clip(data[j] * derivative[k], bound)
                 z_by_feature[column, k], n_by_feature[column, k] = _step(
@@ -196,6 +209,7 @@ def _pass(
                     learning_rate_power,
                     0.0,  # the intercept's state is float64
                 )
+    return recorded
 
 
 @compile
@@ -214,10 +228,10 @@ class NumbaEngine(NumpyEngine):
     # One pass over the state costs less compiled (see NumpyEngine).
     whole_weights_cost = 1 / 16
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
         z, n, z_intercept, n_intercept = state
         margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
-        _pass(
+        recorded = _pass(
             X.indptr,
             X.indices,
             X.data,
@@ -241,7 +255,10 @@ class NumbaEngine(NumpyEngine):
             margins,
             None if z.shape[0] == 1 else True,
             PREFETCH_ROWS_AHEAD if 2 * z.nbytes > PREFETCH_STATE_BYTES else None,
+            *((None, None, None) if undo is None else (undo.columns, undo.z, undo.n)),
         )
+        if undo is not None:
+            undo.used = recorded
         return margins
 
     def weights(self, state, parameters):
