@@ -9,6 +9,8 @@ EXAMPLES = [
     "plot_multiclass_dna.py",
     "plot_regression_bike_sharing.py",
     "plot_ogd_least_squares.py",
+    "plot_fm_ratings.py",
+    "plot_fm_click_interaction.py",
 ]
 
 

@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-__all__ = ["FTRLClassifier", "FTRLRegressor", "__version__"]
+__all__ = ["FMClassifier", "FMRegressor", "FTRLClassifier", "FTRLRegressor", "__version__"]
 
 
 def __getattr__(name):
@@ -16,8 +16,12 @@ def __getattr__(name):
         from ._regressor import FTRLRegressor
 
         return FTRLRegressor
+    if name in ("FMClassifier", "FMRegressor"):
+        from . import _fm
+
+        return getattr(_fm, name)
     raise AttributeError(f"module 'skftrl' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted([*globals(), "FTRLClassifier", "FTRLRegressor"])
+    return sorted([*globals(), "FMClassifier", "FMRegressor", "FTRLClassifier", "FTRLRegressor"])

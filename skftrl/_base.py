@@ -223,9 +223,7 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        return self._cache().coef(
-            self._state(), self._parameters(), prediction_engine(self.engine)
-        )
+        return self._cache().coef(self._state(), self._parameters(), self._prediction_engine())
 
     @property
     def intercept_(self):
@@ -326,15 +324,27 @@ class BaseFTRL(BaseEstimator):
         super()._validate_params()
         check_engine(self.engine, self.batch_size)
 
+    def _engine(self):
+        """The engine of the training passes."""
+        return get_engine(self.engine, self.batch_size)
+
+    def _prediction_engine(self):
+        """The engine whose weights and margins predictions use."""
+        return prediction_engine(self.engine)
+
     def _writable_state(self):
         """The learned state with writable views of its arrays, for a pass."""
         return LinearState(
             _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
         )
 
+    def _undo_log(self, state, X, rows):
+        """The record of what a pass over ``rows`` of X changes in ``state``."""
+        return UndoLog(state, X, rows)
+
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
-        engine = get_engine(self.engine, self.batch_size)
+        engine = self._engine()
         if self.z_.dtype != np.dtype(self.dtype):
             raise ValueError(
                 f"dtype={np.dtype(self.dtype).name} differs from the state's "
@@ -349,7 +359,7 @@ class BaseFTRL(BaseEstimator):
         # another log of the call covers changes nothing that log does not restore.
         if call is not None and call.fresh_z is not self.z_:
             if not any(undo_log.covers(X, rows) for undo_log in call.undo_logs):
-                undo = UndoLog(state, X, rows)
+                undo = self._undo_log(state, X, rows)
                 call.undo_logs.append(undo)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
@@ -552,5 +562,5 @@ class BaseFTRL(BaseEstimator):
         """:meth:`_decision_scores` of an already validated X, with the weights
         the prediction cache keeps or computes (skftrl._engines._prediction)."""
         return self._cache().margins(
-            X, self._state(), self._parameters(), prediction_engine(self.engine)
+            X, self._state(), self._parameters(), self._prediction_engine()
         )

@@ -310,7 +310,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         # With the classes known, checking y against them below is enough.
         if len(classes) < 2:
             raise ValueError(
-                "FTRLClassifier needs samples of at least 2 classes; got only "
+                f"{type(self).__name__} needs samples of at least 2 classes; got only "
                 f"one class: {classes[0]!r}."
             )
         # Each label's place among the sorted classes, then one comparison: no

@@ -4,7 +4,7 @@ import numpy as np
 from conftest import HAS_NUMBA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 
 ESTIMATORS = [
     FTRLClassifier(),
@@ -27,6 +27,16 @@ ESTIMATORS = [
     FTRLRegressor(early_stopping=True),
     FTRLClassifier(learning_rate_power=-0.3, initial_accumulator_value=0.1),
     FTRLRegressor(learning_rate_power=0.0, batch_size=3),
+]
+# Factorization machines (their numpy pass is the slowest engine: four
+# configurations cover the defaults, the factor parameters, no intercept,
+# every regression loss, float32 state and early stopping).
+ESTIMATORS += [
+    FMClassifier(),
+    FMClassifier(n_components=2, factor_l2=0.01, l1=0.1, factor_learning_rate=0.05,
+                 fit_intercept=False, shuffle=False),
+    FMRegressor(loss="huber", epsilon=1.0, n_components=3),
+    FMRegressor(loss="poisson", init_stdev=0.01, dtype=np.float32, early_stopping=True),
 ]
 if HAS_NUMBA:
     ESTIMATORS += [FTRLClassifier(engine="numba"), FTRLRegressor(engine="numba")]
