@@ -69,6 +69,58 @@ def as_canonical_csr(X):
     return X
 
 
+def check_sparse_indices(X):
+    """Raise a ValueError if the index arrays of a sparse ``X`` point outside it.
+
+    scipy checks a matrix's ``indptr`` only when it is built, and never the
+    range of its indices; they can also be assigned afterwards. An index
+    outside ``[0, n_features)`` would make a pass write outside the state
+    (numba) or update the wrong feature (numpy's negative indexing), and
+    scipy's own conversion of a CSC or COO matrix would read outside its
+    arrays. So this runs before anything else reads them: one pass over the
+    stored indices (O(nnz)), and one over ``indptr``.
+    """
+    if not sp.issparse(X) or X.format not in ("csr", "csc", "bsr", "coo"):
+        return  # dense, or a format whose conversion indexes through Python checks
+    if X.format == "coo":
+        n_stored = len(X.data)
+        # Row and column indices, each with the dimension it indexes.
+        bounds = list(zip(X.coords, X.shape))
+    else:
+        n_major, n_minor = X.shape if X.format != "csc" else X.shape[::-1]
+        if X.format == "bsr":
+            n_major, n_minor = n_major // X.blocksize[0], n_minor // X.blocksize[1]
+        indptr = X.indptr
+        if indptr.dtype.kind not in "iu":
+            raise ValueError(f"X's indptr must hold integers; got dtype {indptr.dtype}.")
+        if (
+            indptr.ndim != 1
+            or len(indptr) != n_major + 1
+            or indptr[0] != 0
+            or indptr[-1] > min(len(X.indices), len(X.data))
+            or np.any(indptr[1:] < indptr[:-1])
+        ):
+            raise ValueError(
+                f"X is a malformed {X.format.upper()} matrix: its indptr must rise "
+                f"from 0 to at most nnz={min(len(X.indices), len(X.data))} in "
+                f"{n_major + 1} non-decreasing values; fix it, or check it with "
+                "X.check_format()."
+            )
+        n_stored = int(indptr[-1])
+        bounds = [(X.indices, n_minor)]
+    for indices, size in bounds:
+        if indices.dtype.kind not in "iu":
+            raise ValueError(f"X's indices must be integers; got dtype {indices.dtype}.")
+        indices = indices[:n_stored]
+        # Seen as unsigned, a negative index is above any size: one reduction.
+        if indices.size and indices.view(f"u{indices.itemsize}").max() >= size:
+            raise ValueError(
+                f"X is a malformed {X.format.upper()} matrix: its indices must lie "
+                f"in [0, {size}), and range from {indices.min()} to "
+                f"{indices.max()}; fix it, or check it with X.check_format()."
+            )
+
+
 @functools.cache
 def _import_numba_kernel():
     """The numba engine's module, or None when numba cannot be imported.
@@ -239,6 +291,7 @@ class BaseFTRL(BaseEstimator):
 
         Sets ``z_``, ``n_``, the intercept's, and the records of training.
         """
+        self._check_initial_accumulator_value()
         _PREDICTED.pop(self, None)
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
         self.z_, self.n_ = _read_only(z), _read_only(n)
@@ -249,8 +302,29 @@ class BaseFTRL(BaseEstimator):
         self.validation_scores_ = None
 
     # ------------------------------------------------------------ validation
+    def _check_initial_accumulator_value(self):
+        """Reject an ``initial_accumulator_value`` that ``dtype`` rounds to infinity.
+
+        A float32 ``n`` holds at most 3.4e38: beyond, it would start as inf
+        and the model would never learn.
+        """
+        try:
+            with np.errstate(over="ignore"):
+                fits = np.isfinite(np.array(self.initial_accumulator_value, dtype=self.dtype))
+        except OverflowError:  # an int beyond every float
+            fits = False
+        if not fits:
+            float32 = self.dtype == np.float32
+            hint = "; use a smaller value or dtype=numpy.float64" if float32 else ""
+            raise ValueError(
+                f"initial_accumulator_value={self.initial_accumulator_value!r} does "
+                f"not fit in a {np.dtype(self.dtype).name} state (at most "
+                f"{np.finfo(self.dtype).max:.4g}){hint}."
+            )
+
     def _validate_X_y(self, X, y, reset):
         """Validated canonical CSR X and 1-d y; ``reset`` starts a new model."""
+        check_sparse_indices(X)
         X, y = validate_data(
             self,
             X,
@@ -264,6 +338,7 @@ class BaseFTRL(BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
+        check_sparse_indices(X)
         return validate_data(
             self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False
         )
@@ -281,10 +356,12 @@ class BaseFTRL(BaseEstimator):
         ``partial_fit``, yet ``set_params`` may change them between calls;
         checking every call costs about 1 ms, as much as learning thousands
         of rows. So the values last checked are kept, and a changed one is
-        checked again.
+        checked again. Values are compared with their types: 64.0 equals 64,
+        but is not a valid ``batch_size``.
         """
         names = _param_names(type(self))
-        values = tuple(getattr(self, name) for name in names)
+        values = [getattr(self, name) for name in names]
+        values = tuple(zip(map(type, values), values))
         if getattr(self, "_checked_params", None) != values:
             self._validate_params()
             self._checked_params = values
