@@ -69,6 +69,11 @@ def as_canonical_csr(X):
     return X
 
 
+# The unsigned integer type of each index size, to see indices as unsigned.
+_UNSIGNED = {np.dtype(signed).itemsize: unsigned for signed, unsigned in
+             [(np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64)]}
+
+
 def check_sparse_indices(X):
     """Raise a ValueError if the index arrays of a sparse ``X`` point outside it.
 
@@ -80,44 +85,49 @@ def check_sparse_indices(X):
     arrays. So this runs before anything else reads them: one pass over the
     stored indices (O(nnz)), and one over ``indptr``.
     """
-    if not sp.issparse(X) or X.format not in ("csr", "csc", "bsr", "coo"):
-        return  # dense, or a format whose conversion indexes through Python checks
-    if X.format == "coo":
+    if not sp.issparse(X):
+        return
+    fmt = X.format
+    if fmt == "coo":
         n_stored = len(X.data)
         # Row and column indices, each with the dimension it indexes.
-        bounds = list(zip(X.coords, X.shape))
-    else:
-        n_major, n_minor = X.shape if X.format != "csc" else X.shape[::-1]
-        if X.format == "bsr":
+        bounds = zip(X.coords, X.shape)
+    elif fmt in ("csr", "csc", "bsr"):
+        n_major, n_minor = X.shape if fmt != "csc" else X.shape[::-1]
+        if fmt == "bsr":
             n_major, n_minor = n_major // X.blocksize[0], n_minor // X.blocksize[1]
         indptr = X.indptr
-        if indptr.dtype.kind not in "iu":
-            raise ValueError(f"X's indptr must hold integers; got dtype {indptr.dtype}.")
+        n_stored = min(len(X.indices), len(X.data))
         if (
-            indptr.ndim != 1
-            or len(indptr) != n_major + 1
+            indptr.dtype.kind not in "iu"
+            or indptr.shape != (n_major + 1,)
             or indptr[0] != 0
-            or indptr[-1] > min(len(X.indices), len(X.data))
-            or np.any(indptr[1:] < indptr[:-1])
+            or indptr[-1] > n_stored
+            or (indptr[1:] < indptr[:-1]).any()
         ):
             raise ValueError(
-                f"X is a malformed {X.format.upper()} matrix: its indptr must rise "
-                f"from 0 to at most nnz={min(len(X.indices), len(X.data))} in "
-                f"{n_major + 1} non-decreasing values; fix it, or check it with "
+                f"X is a malformed {fmt.upper()} matrix: its indptr must be "
+                f"{n_major + 1} non-decreasing integers from 0 to at most {n_stored}, "
+                "the length of its indices and data; fix it, or check it with "
                 "X.check_format()."
             )
         n_stored = int(indptr[-1])
         bounds = [(X.indices, n_minor)]
+    else:
+        return  # lil, dok, dia: converted by scipy through checked indexing
     for indices, size in bounds:
         if indices.dtype.kind not in "iu":
-            raise ValueError(f"X's indices must be integers; got dtype {indices.dtype}.")
+            raise ValueError(
+                f"X is a malformed {fmt.upper()} matrix: its indices must be "
+                f"integers; got dtype {indices.dtype}."
+            )
         indices = indices[:n_stored]
         # Seen as unsigned, a negative index is above any size: one reduction.
-        if indices.size and indices.view(f"u{indices.itemsize}").max() >= size:
+        if indices.size and indices.view(_UNSIGNED[indices.itemsize]).max() >= size:
             raise ValueError(
-                f"X is a malformed {X.format.upper()} matrix: its indices must lie "
-                f"in [0, {size}), and range from {indices.min()} to "
-                f"{indices.max()}; fix it, or check it with X.check_format()."
+                f"X is a malformed {fmt.upper()} matrix: its indices must lie in "
+                f"[0, {size}), and range from {indices.min()} to {indices.max()}; "
+                "fix it, or check it with X.check_format()."
             )
 
 
