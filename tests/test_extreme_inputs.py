@@ -428,6 +428,39 @@ def test_a_million_identical_rows(engine_params):
         assert_allclose(model.n_[0, 0], model.n_intercept_[0], rtol=1e-9)
 
 
+@pytest.mark.parametrize(
+    "engine_params, updates_per_row",
+    [
+        pytest.param({"engine": "numpy"}, 1, id="numpy"),
+        pytest.param({"engine": "numba"}, 1, id="numba", marks=needs_numba),
+        pytest.param({"batch_size": 4}, 4, id="batch_size=4"),
+    ],
+)
+def test_a_float32_n_stops_growing_near_2_to_the_24_squared_gradients(
+    engine_params, updates_per_row
+):
+    """What the docs say float32 gives up: an update adds its squared gradient
+    (a mini-batch, their sum Q) to n, and float32 drops an addition below half
+    its spacing near n, 2**-24 n. With unit gradients (Huber's, beyond
+    epsilon) n stops at 2**24 Q, where float64 goes on counting; the
+    intercept's n, always float64, counts every row."""
+    n_rows, q = 40, float(updates_per_row)
+    start = 2.0**24 * q - 8 * q  # 8 updates below the limit
+    X = np.ones((n_rows, 1))
+    y = np.full(n_rows, 1e6)  # every residual beyond epsilon: each gradient is exactly -1
+    models = {
+        dtype: FTRLRegressor(
+            loss="huber", epsilon=1.0, initial_accumulator_value=start, dtype=dtype,
+            **engine_params
+        ).partial_fit(X, y)
+        for dtype in (np.float32, np.float64)
+    }
+    assert models[np.float64].n_[0, 0] == start + n_rows
+    assert models[np.float32].n_[0, 0] == 2.0**24 * q  # 32 rows' gradients lost
+    for model in models.values():
+        assert model.n_intercept_[0] == start + n_rows
+
+
 # --------------------------------------------------------- degenerate batches
 @pytest.mark.parametrize("dataset", ["a9a", "dna"])
 def test_a_batch_of_one_class_after_the_classes_are_known(engine, dataset):
