@@ -334,6 +334,44 @@ def test_margins_beyond_the_float_range_are_clamped_to_it(engine_params, task):
 
 
 @pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
+def test_a_loss_beyond_the_float_range_is_recorded_as_the_largest_float(engine_params):
+    """Rows without features have the margin 0 (the intercept, not yet
+    learned): targets of 1e200 have squared errors of 5e399, beyond the float
+    range. Each row's loss is clamped to 1.8e308 before the weighted mean,
+    which then stays finite (it was inf)."""
+    X = sp.csr_matrix((3, 2))
+    model = FTRLRegressor(**engine_params).partial_fit(X[:1], [1e200])
+    assert model.loss_curve_ == [LARGEST]
+    model = FTRLRegressor(**engine_params).partial_fit(X, [1e200, -1e200, 1.0])
+    assert_allclose(model.loss_curve_, [(2 * LARGEST + 0.5) / 3], rtol=1e-15)
+
+
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
+@pytest.mark.parametrize("l1", [0.1, 1 / 3, 1e-3])
+def test_a_float32_z_is_compared_with_l1_exactly(engine, l1):
+    """Regression: with a float32 state, the numpy weights compared |z| with
+    l1 rounded to float32 and numba with l1 itself, so a z between l1 and its
+    float32 rounding had a weight in one engine and none in the other: the
+    number of non-zero weights depended on the engine. Here z is l1 rounded
+    to float32 (above l1 for these three values), and l1 rounded up and down."""
+    X = np.eye(3)
+    model = FTRLClassifier(engine=engine, l1=l1, dtype=np.float32).partial_fit(
+        X, [0, 1, 0], classes=[0, 1]
+    )
+    l1_32 = np.float32(l1)
+    assert float(l1_32) > l1
+    z = np.array([[l1_32, -l1_32, np.nextafter(l1_32, np.float32(0))]], dtype=np.float32)
+    model.z_, model.n_ = z, np.full_like(z, 4.0)
+    # The closed form in float64 from the stored values: w = 0 iff |z| <= l1.
+    z64 = z.astype(np.float64)
+    denominator = (model.beta + 2.0) / model.learning_rate + model.l2
+    expected = np.where(np.abs(z64) > l1, -(z64 - np.sign(z64) * l1) / denominator, 0.0)
+    assert np.count_nonzero(expected) == 2
+    assert np.array_equal(model.coef_, expected)
+    assert np.array_equal(model.decision_function(X), X @ expected[0] + model.intercept_[0])
+
+
+@pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
 def test_huge_huber_targets_raise_no_warning(engine_params):
     """Regression: the Huber loss evaluated both branches of np.where, and
     the quadratic one overflowed (a spurious RuntimeWarning) for residuals
