@@ -69,9 +69,8 @@ def as_canonical_csr(X):
     return X
 
 
-# The unsigned integer type of each index size, to see indices as unsigned.
-_UNSIGNED = {np.dtype(signed).itemsize: unsigned for signed, unsigned in
-             [(np.int8, np.uint8), (np.int16, np.uint16), (np.int32, np.uint32), (np.int64, np.uint64)]}
+# The unsigned integer type of each size in bytes, to see indices as unsigned.
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def check_sparse_indices(X):
