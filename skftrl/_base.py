@@ -20,6 +20,8 @@ from sklearn.utils.validation import (
 )
 
 from ._kernel import (
+    LARGEST,
+    finite_margins,
     ftrl_minibatch_pass,
     ftrl_pass,
     intercept_weights_from_state,
@@ -68,6 +70,11 @@ def as_canonical_csr(X):
         X.sum_duplicates()
     return X
 
+
+# scikit-learn checks that input is finite by summing it first: values of
+# both signs near the largest float sum to inf - inf, which warns of an
+# invalid value although every value is finite.
+_FINITE_CHECK_OF_HUGE_VALUES = functools.partial(np.errstate, over="ignore", invalid="ignore")
 
 # The unsigned integer type of each size in bytes, to see indices as unsigned.
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -334,23 +341,23 @@ class BaseFTRL(BaseEstimator):
     def _validate_X_y(self, X, y, reset):
         """Validated canonical CSR X and 1-d y; ``reset`` starts a new model."""
         check_sparse_indices(X)
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            dtype=FLOAT_DTYPES,
-            reset=reset,
-            y_numeric=self._numeric_targets,
-        )
+        with _FINITE_CHECK_OF_HUGE_VALUES():
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=FLOAT_DTYPES,
+                reset=reset,
+                y_numeric=self._numeric_targets,
+            )
         return as_canonical_csr(X), y
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         check_sparse_indices(X)
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False
-        )
+        with _FINITE_CHECK_OF_HUGE_VALUES():
+            return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
         return _check_sample_weight(
@@ -459,7 +466,12 @@ class BaseFTRL(BaseEstimator):
             # overflow (weights near 1e308 would give inf / inf).
             weights = weights / largest_weight
             row_losses = loss_value(loss, margins, targets[rows], epsilon)
-            pass_loss = float(row_losses @ weights / weights.sum())
+            with np.errstate(over="ignore", invalid="ignore"):
+                pass_loss = float(row_losses @ weights / weights.sum())
+            if not np.isfinite(pass_loss):
+                # Losses near the largest float: their weighted sum overflowed.
+                pass_loss = float(row_losses @ (weights / weights.sum()))
+                pass_loss = min(max(pass_loss, -LARGEST), LARGEST)
         # Appended last, so that an error earlier leaves the list as it was.
         self.loss_curve_.append(pass_loss)
         return pass_loss
@@ -559,6 +571,16 @@ class BaseFTRL(BaseEstimator):
                 # numpy in every engine: compiled, the weights' divisions and
                 # square roots still dominate, and it ran no faster.
                 read_margins = margins_from_state(X, self.z_, self.n_, *self._weight_parameters())
-                return read_margins + self.intercept_
+                return self._finite_margins(read_margins + self.intercept_, X, None)
             predicted.coef = _read_only(self._compute_coef())
-        return margins_from_weights(X, predicted.coef) + self.intercept_
+        return self._finite_margins(
+            margins_from_weights(X, predicted.coef) + self.intercept_, X, predicted.coef
+        )
+
+    def _finite_margins(self, margins, X, coef):
+        """``margins`` of ``X``, with those whose sum overflowed recomputed
+        (see finite_margins); ``coef`` is computed if needed and not given."""
+        if np.isfinite(margins).all():
+            return margins
+        coef = self._compute_coef() if coef is None else coef
+        return finite_margins(margins, sp.csr_matrix(X), coef, self.intercept_)

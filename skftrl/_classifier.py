@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_array, check_non_negative
 
 from ._base import BaseFTRL, unchanged_on_error
+from ._kernel import LARGEST
 
 
 def _n_outputs(classes):
@@ -495,7 +496,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             np.copyto(proba[0], np.where(positive, smaller, larger))
             np.copyto(proba[1], np.where(positive, larger, smaller))
             return proba.T
-        return softmax(scores, axis=1)
+        with np.errstate(over="ignore"):  # margins near +-1.8e308: exp(-inf) is 0
+            return softmax(scores, axis=1)
 
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities, computed without underflow.
@@ -513,4 +515,5 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         scores = self._decision_scores(X)
         if scores.shape[1] == 1:
             return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
-        return log_softmax(scores, axis=1)
+        with np.errstate(over="ignore"):  # as the margins, clamped to the float range
+            return np.maximum(log_softmax(scores, axis=1), -LARGEST)

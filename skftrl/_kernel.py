@@ -53,6 +53,11 @@ LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(len(LOSSES))
 # math.exp overflows (raising OverflowError) beyond this.
 MAX_EXP_ARGUMENT = 709.0
 
+# The largest float64. A margin or a loss beyond it (finite input near it can
+# give one) is clamped to it, and so is a row's weighted loss derivative, so
+# that a stored zero of X times it is 0 rather than 0 * inf = NaN.
+LARGEST = float(np.finfo(np.float64).max)
+
 # The paper's per-coordinate rate alpha / (beta + n ** 0.5): the exponent of n is
 # -learning_rate_power, as TensorFlow's Ftrl names it.
 PAPER_LEARNING_RATE_POWER = -0.5
@@ -132,6 +137,13 @@ def weights_from_state(
     # An l1 beyond float32's range would overflow (and warn) when compared
     # with a float32 state; no finite z exceeds the largest float anyway.
     threshold = min(l1, float(np.finfo(flat_z.dtype).max))
+    if flat_z.dtype == np.float32:
+        # numpy compares a float32 array with l1 rounded to float32; |z| > l1
+        # exactly (as the other engines compare, in float64) is |z| above l1
+        # rounded down to float32.
+        threshold = np.float32(threshold)
+        if float(threshold) > l1:
+            threshold = np.nextafter(threshold, np.float32(0))
     active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > threshold)
     flat_weights[active] = _weights(
         flat_z[active].astype(np.float64, copy=False),
@@ -240,6 +252,50 @@ def _weights(z, root_n, constants):
     return np.divide(z, negated_denominator, out=negated_denominator)
 
 
+def rescaled_margin(values, weights, intercept):
+    """The margin ``values @ weights + intercept`` of a row whose float64 sum
+    overflowed (to inf, or to inf - inf = NaN), clamped to +-LARGEST.
+
+    Each value is scaled by the power of two of the largest |value| (at least
+    1, for the intercept's input) and each weight by that of the largest
+    |weight|, so that no product exceeds 1 and the sum cannot overflow; the
+    sum is then scaled back. The result is the exact sum to rounding (terms
+    below 2**-1074 of the largest are lost). Plain Python on floats, which
+    numba compiles unchanged: the engines give the same bits.
+    """
+    largest_value, largest_weight = 1.0, abs(intercept)
+    for i in range(values.shape[0]):
+        largest_value = max(largest_value, abs(float(values[i])))
+        largest_weight = max(largest_weight, abs(weights[i]))
+    if largest_weight == 0.0:
+        return 0.0
+    value_exponent = math.frexp(largest_value)[1]
+    weight_exponent = math.frexp(largest_weight)[1]
+    total = math.ldexp(intercept, -weight_exponent) * math.ldexp(1.0, -value_exponent)
+    for i in range(values.shape[0]):
+        scaled_value = math.ldexp(float(values[i]), -value_exponent)
+        total += scaled_value * math.ldexp(weights[i], -weight_exponent)
+    if total == 0.0:
+        return 0.0
+    exponent = value_exponent + weight_exponent
+    if math.frexp(total)[1] + exponent > 1024:  # beyond LARGEST
+        return LARGEST if total > 0 else -LARGEST
+    return math.ldexp(total, exponent)
+
+
+def finite_margins(margins, X, coef, intercepts):
+    """``margins = X @ coef.T + intercepts`` (shape (n_rows, K), of a CSR X),
+    with each one that overflowed recomputed by :func:`rescaled_margin`."""
+    if np.isfinite(margins).all():
+        return margins
+    for row, k in zip(*np.nonzero(~np.isfinite(margins))):
+        start, end = X.indptr[row], X.indptr[row + 1]
+        margins[row, k] = rescaled_margin(
+            X.data[start:end], coef[k, X.indices[start:end]], float(intercepts[k])
+        )
+    return margins
+
+
 def loss_derivative(loss, margins, targets, epsilon=0.1):
     """Derivative of the loss with respect to the margins, ``dloss/dm``.
 
@@ -294,10 +350,17 @@ def scalar_loss_derivative(loss_code, margin, target, epsilon):
 def loss_value(loss, margins, targets, epsilon=0.1):
     """Per-row loss for margins of shape (n_rows, K); returns shape (n_rows,).
 
-    Log losses are computed from the margins without forming probabilities,
-    so they stay finite for any finite margin. The Poisson loss is the
-    negative log-likelihood without its constant ``log(y!)``.
+    Log losses are computed from the margins without forming probabilities.
+    The Poisson loss is the negative log-likelihood without its constant
+    ``log(y!)``. A loss beyond the float range is clamped to +-LARGEST; the
+    overflow does not warn (of np.where's branches, both are computed).
     """
+    with np.errstate(over="ignore"):
+        return np.clip(_loss_value(loss, margins, targets, epsilon), -LARGEST, LARGEST)
+
+
+def _loss_value(loss, margins, targets, epsilon):
+    """:func:`loss_value` before clamping."""
     if loss == "log_loss":
         # -(t log(expit(m)) + (1 - t) log(expit(-m))), with
         # log(expit(-m)) = log(expit(m)) - m: one log_expit instead of two.
@@ -537,9 +600,10 @@ def ftrl_pass(
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # A gradient d * x beyond float64 becomes inf and is then clipped to
-    # the bound: that overflow is expected, so it does not warn.
+    # the bound, and a margin whose sum overflows (to inf, or inf - inf = NaN)
+    # is recomputed: those are expected, so they do not warn.
     convert_columns = indices.dtype != np.intp  # see _single_output_pass
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         for position, row in enumerate(rows):
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
@@ -555,6 +619,10 @@ def ftrl_pass(
             )
             margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
+            if not np.isfinite(margin).all():
+                margin[0] = [
+                    rescaled_margin(values, w_row[:, k], w_intercept[k]) for k in range(n_outputs)
+                ]
 
             derivative = sample_weight[row] * loss_derivative(
                 loss, margin, targets[row : row + 1], epsilon
@@ -638,7 +706,7 @@ def _single_output_pass(
     margins = []
     intercept_z, intercept_n = float(z_intercept[0]), float(n_intercept[0])
     paper_rate = learning_rate_power == PAPER_LEARNING_RATE_POWER
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         for row in rows.tolist():
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
@@ -655,11 +723,15 @@ def _single_output_pass(
             w_intercept = _intercept_weight(intercept_z, root_n_intercept, learning_rate, beta)
             # np.dot costs less than the @ operator on a few values.
             margin = float(np.dot(values, w_row)) + w_intercept
+            if not math.isfinite(margin):
+                margin = rescaled_margin(values, w_row, w_intercept)
             margins.append(margin)
 
             derivative = weights_list[row] * scalar_loss_derivative(
                 loss_code, margin, targets_list[row], epsilon
             )
+            if abs(derivative) > LARGEST:
+                derivative = math.copysign(LARGEST, derivative)
             gradient = values * (derivative if float_factor else np.float64(derivative))
             # Clipping only when some |value * derivative| may exceed the bound.
             if abs(derivative) * largest_value > bound:
@@ -749,7 +821,7 @@ def ftrl_minibatch_pass(
     consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
     batches = _BatchReader(X, batch_size)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, len(rows), batch_size):
             batch_rows = rows[first : first + batch_size]
             n_batch = len(batch_rows)
@@ -769,12 +841,18 @@ def ftrl_minibatch_pass(
                 _times(values, w_touched[group_of_value]), row_of_value, n_batch
             ).reshape(n_batch, n_outputs)
             batch_margins += w_intercept
+            if not np.isfinite(batch_margins).all():
+                _rescale_batch_margins(
+                    batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
+                )
             derivative = loss_derivative(loss, batch_margins, targets[selected], epsilon)
             if single_output:
                 derivative = derivative[:, 0]
             if not unit_weights:
                 row_weights = sample_weight[selected]
                 derivative *= row_weights if single_output else row_weights[:, None]
+            if not never_clip:  # an unbounded derivative, or times a weight, may overflow
+                np.clip(derivative, -LARGEST, LARGEST, out=derivative)
             gradient = _times(values, derivative[row_of_value])
             # Clipping only when some |value * derivative| may exceed the bound.
             clip = not never_clip and np.abs(derivative).max() * largest_input > bound
@@ -813,6 +891,16 @@ def ftrl_minibatch_pass(
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
+
+
+def _rescale_batch_margins(margins, values, w_touched, group_of_value, row_of_value, intercepts):
+    """The mini-batch's margins that overflowed, recomputed by :func:`rescaled_margin`."""
+    w_touched = w_touched.reshape(len(w_touched), -1)  # (touched, K)
+    for row, k in zip(*np.nonzero(~np.isfinite(margins))):
+        in_row = row_of_value == row
+        margins[row, k] = rescaled_margin(
+            values[in_row], w_touched[group_of_value[in_row], k], intercepts[k]
+        )
 
 
 def _times(values, factors):

@@ -17,6 +17,7 @@ from numba.extending import intrinsic
 
 from ._kernel import (
     HUBER,
+    LARGEST,
     LOG_LOSS,
     LOSSES,
     MAX_EXP_MARGIN,
@@ -26,6 +27,7 @@ from ._kernel import (
     TINY,
     flat_state_and_weights,
     max_abs_gradient,
+    rescaled_margin,
     scalar_loss_derivative,
     smallest_stored_n,
 )
@@ -173,8 +175,9 @@ def _loss_derivative(loss, margins, target, epsilon, derivative):
         derivative[0] = math.exp(min(margins[0], MAX_EXP_MARGIN)) - target
 
 
-# The numpy engine's own function, compiled: one definition for both engines.
+# The numpy engine's own functions, compiled: one definition for both engines.
 _scalar_loss_derivative = njit(cache=True, error_model="numpy")(scalar_loss_derivative)
+_rescaled_margin = njit(cache=True, error_model="numpy")(rescaled_margin)
 
 
 @njit(cache=True, error_model="numpy")
@@ -235,10 +238,15 @@ def _pass_single_output(
             row_weights[j - start] = weight
             margin += data[j] * weight
         margin += intercept_weight
+        if not math.isfinite(margin):
+            margin = _rescaled_margin(
+                data[start:end], row_weights[: end - start], intercept_weight
+            )
         margins[position] = margin
 
-        derivative = sample_weight[row] * _scalar_loss_derivative(
-            loss, margin, targets[row], epsilon
+        derivative = _clip(
+            sample_weight[row] * _scalar_loss_derivative(loss, margin, targets[row], epsilon),
+            LARGEST,
         )
         for j in range(start, end):
             column = indices[j]
@@ -329,10 +337,14 @@ def _pass(
                 margin[k] += data[j] * weight
         for k in range(n_outputs):
             margin[k] += intercept_weights[k]
+            if not math.isfinite(margin[k]):
+                margin[k] = _rescaled_margin(
+                    data[start:end], row_weights[: end - start, k], intercept_weights[k]
+                )
 
         _loss_derivative(loss, margin, targets[row], epsilon, derivative)
         for k in range(n_outputs):
-            derivative[k] *= sample_weight[row]
+            derivative[k] = _clip(derivative[k] * sample_weight[row], LARGEST)
         for j in range(start, end):
             column = indices[j]
             for k in range(n_outputs):
