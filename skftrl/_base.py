@@ -142,10 +142,19 @@ def _import_numba_kernel():
     """The numba engine's module, or None when numba cannot be imported.
 
     Cached: a failing import is slow, and prediction asks on every call.
+    numba installed but failing in another way (an incompatible version, a
+    broken install) warns once, and the numpy engine is used.
     """
     try:
         from . import _numba_kernel
     except ImportError:
+        return None
+    except Exception as error:
+        warnings.warn(
+            f"numba is installed, but skftrl's numba engine failed to load "
+            f"({error!r}); the numpy engine is used instead.",
+            stacklevel=2,
+        )
         return None
     return _numba_kernel
 

@@ -4,10 +4,12 @@ The same algorithm as :func:`skftrl._kernel.ftrl_pass`, operation for
 operation, written as loops over a row's non-zeros so that numba compiles it to
 machine code. It is optional: importing this module needs numba
 (``pip install "skftrl[fast]"``). Compiled code is cached on disk
-(``cache=True``), so only the first process on a machine pays the compile time.
+(``cache=True``), so only the first process on a machine pays the compile
+time; where numba finds no writable cache location, each process compiles it.
 """
 
 import math
+import warnings
 
 import numpy as np
 import llvmlite.ir as ir
@@ -32,9 +34,39 @@ from ._kernel import (
     smallest_stored_n,
 )
 
+
+
+def _cache_probe():
+    """Never run: numba's search for a cache location for this file uses it."""
+
+
+def _can_cache():
+    """Whether numba can cache this module's compiled code on disk.
+
+    numba caches next to the module (``__pycache__``), in ``NUMBA_CACHE_DIR``
+    or in the user's cache directory, and ``cache=True`` raises a
+    RuntimeError ("cannot cache function ...: no locator available") when
+    none is writable, as on a read-only install. The code then compiles in
+    each process instead, with one warning saying how to cache it.
+    """
+    try:
+        njit(cache=True)(_cache_probe)
+    except RuntimeError as error:
+        warnings.warn(
+            f"skftrl's numba engine cannot cache its compiled code ({error}): it "
+            "compiles in each process that uses it, which takes a few seconds. "
+            "Set the environment variable NUMBA_CACHE_DIR to a writable "
+            "directory to cache it.",
+            stacklevel=2,
+        )
+        return False
+    return True
+
+
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
 # adds a branch raising ZeroDivisionError to every division.
+_compile = njit(cache=_can_cache(), error_model="numpy")
 
 
 
@@ -51,7 +83,7 @@ def _compiled_power(learning_rate_power):
     return float(learning_rate_power)
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _rate_root(n, learning_rate_power):
     """skftrl._kernel.rate_root of one coordinate; None is the paper's -0.5."""
     if learning_rate_power is None:
@@ -59,7 +91,7 @@ def _rate_root(n, learning_rate_power):
     return n**-learning_rate_power
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _weight(z, root_n, learning_rate, beta, l1, l2):
     """One coordinate of skftrl._kernel._weights, in the same operations."""
     denominator = root_n / learning_rate
@@ -73,7 +105,7 @@ def _weight(z, root_n, learning_rate, beta, l1, l2):
     return -(z / denominator)
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _update(z, n, root_n, weight, gradient, learning_rate, learning_rate_power, smallest_n):
     """One coordinate of skftrl._kernel._update_coordinates; returns (z, n)."""
     squared = gradient * gradient
@@ -131,7 +163,7 @@ def _prefetch(typing_context, array, index):
     return types.void(array, index), codegen
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _prefetch_row(indptr, indices, rows, position, state_by_feature, rows_ahead):
     """Prefetch the state of each coordinate of the row ``rows_ahead`` after ``position``.
 
@@ -148,12 +180,12 @@ def _prefetch_row(indptr, indices, rows, position, state_by_feature, rows_ahead)
         _prefetch(state_by_feature, indices[j])
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _clip(value, bound):
     return max(min(value, bound), -bound)
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _loss_derivative(loss, margins, target, epsilon, derivative):
     """skftrl._kernel.loss_derivative for one row, written into ``derivative``."""
     if loss == LOG_LOSS:
@@ -176,11 +208,11 @@ def _loss_derivative(loss, margins, target, epsilon, derivative):
 
 
 # The numpy engine's own functions, compiled: one definition for both engines.
-_scalar_loss_derivative = njit(cache=True, error_model="numpy")(scalar_loss_derivative)
-_rescaled_margin = njit(cache=True, error_model="numpy")(rescaled_margin)
+_scalar_loss_derivative = _compile(scalar_loss_derivative)
+_rescaled_margin = _compile(rescaled_margin)
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _pass_single_output(
     indptr,
     indices,
@@ -273,7 +305,7 @@ def _pass_single_output(
             )
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _pass(
     indptr,
     indices,
@@ -372,7 +404,7 @@ def _pass(
                 )
 
 
-@njit(cache=True, error_model="numpy")
+@_compile
 def _flat_weights(z, n, learning_rate, beta, l1, l2, learning_rate_power, weights):
     """_weight of every coordinate with |z| > l1, written into ``weights`` (all 1-d)."""
     for i in range(z.shape[0]):

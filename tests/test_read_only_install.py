@@ -177,3 +177,41 @@ def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, monkeypatch
     assert len(result["warnings"]) == 1, result["warnings"]
     assert "cannot cache" in result["warnings"][0]
     assert "NUMBA_CACHE_DIR" in result["warnings"][0]
+
+
+def test_auto_falls_back_to_numpy_with_one_warning_when_numba_fails_to_load(monkeypatch):
+    """numba installed but failing in another way than an ImportError (here
+    its compiler raising an OSError when the engine's module is loaded):
+    engine="auto" uses numpy with one warning naming the error, and
+    engine="numba" raises an ImportError."""
+    import warnings
+
+    import numba
+
+    from skftrl._base import _import_numba_kernel
+
+    def failing_njit(*args, **kwargs):
+        raise OSError("no executable memory")
+
+    # The engine's module is loaded again, with numba's compiler failing.
+    monkeypatch.delitem(sys.modules, "skftrl._numba_kernel", raising=False)
+    monkeypatch.delattr(skftrl, "_numba_kernel", raising=False)
+    monkeypatch.setattr(numba, "njit", failing_njit)
+    _import_numba_kernel.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            auto = FTRLClassifier().partial_fit(X, Y, classes=[0, 1])
+            proba = auto.predict_proba(X)
+            FTRLRegressor().partial_fit(X, Y.astype(float)).predict(X)
+        with pytest.raises(ImportError, match="engine='numba' needs numba"):
+            FTRLClassifier(engine="numba").partial_fit(X, Y, classes=[0, 1])
+    finally:
+        _import_numba_kernel.cache_clear()
+    assert [str(w.message) for w in caught] == [
+        "numba is installed, but skftrl's numba engine failed to load "
+        "(OSError('no executable memory')); the numpy engine is used instead."
+    ]
+    expected = FTRLClassifier(engine="numpy").partial_fit(X, Y, classes=[0, 1])
+    assert state(auto) == state(expected)
+    assert np.array_equal(proba, expected.predict_proba(X))
