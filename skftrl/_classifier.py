@@ -150,7 +150,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         Storage type of ``z_`` and ``n_``, set when the state is created.
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
-        gradients are clipped to 1e15 so that the state stays finite.
+        gradients are clipped to 1e15 so that the state stays finite. A
+        float32 ``n`` keeps 24 bits: it stops growing near 2**24 times the
+        squared gradients (about 17 million similar updates of a coordinate).
 
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplying ``sample_weight``. ``"balanced"`` uses
