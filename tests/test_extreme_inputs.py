@@ -194,10 +194,12 @@ TASKS = ["binary", "multiclass", "squared_error", "huber", "poisson"]
 
 def huge_problem(task, scale, n_rows=60, n_features=8, seed=0):
     """Sparse rows of values up to ``scale`` in magnitude, of both signs, and
-    targets of the task (regression targets up to ``scale`` too)."""
+    targets of the task (regression targets up to ``scale`` too). Some stored
+    values are 0: a derivative that overflowed to inf made their gradient NaN."""
     rng = np.random.RandomState(seed)
     X = sp.random(n_rows, n_features, density=0.6, format="csr", random_state=rng)
     X.data = rng.uniform(-1.0, 1.0, size=X.nnz) * scale
+    X.data[::7] = 0.0
     first = X[:, 0].toarray()[:, 0]
     if task == "binary":
         return X, (first > 0).astype(int)
