@@ -2,4 +2,4 @@
 
 import importlib.util
 
-collect_ignore = [] if importlib.util.find_spec("numba") else ["skftrl/_numba_kernel.py"]
+collect_ignore = [] if importlib.util.find_spec("numba") else ["skftrl/_engines/_numba_exact.py"]

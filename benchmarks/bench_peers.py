@@ -423,7 +423,7 @@ def forget_kept_weights(model):
     """Drop an skftrl model's record of its earlier predictions, with the
     weights they kept (skftrl's private cache: a benchmark's need only), so
     that its next prediction is as the first one after learning."""
-    skftrl._base._PREDICTED.pop(model, None)
+    model._prediction_cache.clear()
 
 
 def seconds_to_predict(model, X):

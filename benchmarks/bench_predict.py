@@ -58,7 +58,7 @@ def main():
     sgd = SGDClassifier(loss="log_loss", random_state=0).partial_fit(X_train, y_train, [0, 1])
     serving = copy.deepcopy(model)
     serving.predict_proba(X_test)
-    assert serving._predicted().coef is not None, "the copy should keep its weights"
+    assert serving._prediction_cache.kept, "the copy should keep its weights"
     print(
         f"{args.rows:,} training rows, 2**{args.features_log2} columns, "
         f"engine={args.engine!r}; median of {args.repeats} turns, milliseconds"

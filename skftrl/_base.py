@@ -1,9 +1,9 @@
 """Logic shared by FTRLClassifier and FTRLRegressor: parameters, input
 validation, the state, the training passes, and the linear scores."""
 
+import contextvars
 import functools
 import warnings
-import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,41 +19,63 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._kernel import (
-    LARGEST,
-    finite_margins,
-    ftrl_minibatch_pass,
-    ftrl_pass,
-    intercept_weights_from_state,
-    loss_value,
-    margins_from_state,
-    margins_from_weights,
+from ._engines import (
+    LinearState,
+    Parameters,
+    UndoLog,
+    check_engine,
+    get_engine,
     new_state,
-    weights_from_state,
+    prediction_engine,
 )
+from ._engines._math import LARGEST, intercept_weights
+from ._engines._prediction import PredictionCache
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
+class _TrainingCall:
+    """What a call of a method wrapped by :func:`unchanged_on_error` must undo."""
+
+    def __init__(self):
+        self.fresh_z = None  # z_ of a state the call made: nothing to restore in it
+        self.undo_logs = []  # of the call's passes
+
+
+_TRAINING_CALL = contextvars.ContextVar("skftrl_training_call", default=None)
+
+
 def unchanged_on_error(method):
     """Leave the estimator exactly as it was if ``method`` raises.
 
-    Validation (scikit-learn's ``validate_data`` among it) sets attributes such
-    as ``n_features_in_`` before it has checked everything. Restoring the
-    attribute dictionary undoes that. Arrays of the state are only modified in
-    place after all validation has passed, so a shallow restore is enough.
+    Any exception counts, KeyboardInterrupt and warnings turned into errors
+    included, wherever it is raised. Validation (scikit-learn's
+    ``validate_data`` among it) sets attributes such as ``n_features_in_``
+    before it has checked everything: restoring the attribute dictionary
+    undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
+    changes the state arrays in place: it records the old values of what it
+    changes (:class:`~skftrl._engines.UndoLog`), which are written back.
     """
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
         saved = dict(self.__dict__)
+        lists = [(value, len(value)) for value in saved.values() if type(value) is list]
+        call = _TrainingCall()
+        token = _TRAINING_CALL.set(call)
         try:
             return method(self, *args, **kwargs)
         except BaseException:
+            for undo_log in reversed(call.undo_logs):
+                undo_log.restore()
+            for value, length in lists:
+                del value[length:]
             self.__dict__.clear()
             self.__dict__.update(saved)
             raise
+        finally:
+            _TRAINING_CALL.reset(token)
 
     return wrapper
 
@@ -137,62 +159,6 @@ def check_sparse_indices(X):
             )
 
 
-@functools.cache
-def _import_numba_kernel():
-    """The numba engine's module, or None when numba cannot be imported.
-
-    Cached: a failing import is slow, and prediction asks on every call.
-    numba installed but failing in another way (an incompatible version, a
-    broken install) warns once, and the numpy engine is used.
-    """
-    try:
-        from . import _numba_kernel
-    except ImportError:
-        return None
-    except Exception as error:
-        warnings.warn(
-            f"numba is installed, but skftrl's numba engine failed to load "
-            f"({error!r}); the numpy engine is used instead.",
-            stacklevel=2,
-        )
-        return None
-    return _numba_kernel
-
-
-class _Predicted:
-    """What the predictions from one state of a model have computed: the
-    weights, once kept, and until then how many non-zeros they read weights for.
-
-    ``source`` is what the weights come from (see ``BaseFTRL._coef_source``).
-    """
-
-    __slots__ = ("source", "coef", "nonzeros_read")
-
-    def __init__(self, source):
-        self.source, self.coef, self.nonzeros_read = source, None, 0
-
-
-# Each model's _Predicted, so that predicting again before the model learns
-# more costs only the sparse product, as with SGDClassifier's stored coef_.
-# Kept outside the estimators, keyed by them (weakly), because it is not part
-# of a model: pickling, copying or comparing a model ignores it, and
-# predicting leaves ``vars(model)`` as it was. Training passes drop it.
-_PREDICTED = weakref.WeakKeyDictionary()
-
-# Predictions from a state read only the weights of their non-zeros, without
-# keeping any, until they have read this fraction of the model's features
-# (counting the call's own non-zeros); then one call computes every weight
-# and keeps them. A stream predicting each batch before learning it thus
-# never pays a pass over all the coordinates of a wide hashed model, a model
-# serving rows pays it once it has read that much, and scoring many rows pays
-# it at once (the ski-rental rule: rent until the rent paid equals the
-# price, so that the total is at most twice the best choice). Measured on
-# 2**22 columns (benchmarks/bench_predict.py): a read weight costs about 35
-# ns (a random gather of z and n, then the arithmetic), a coordinate of the
-# whole state about 8 ns in numpy and 2.5 ns in numba.
-_READ_WEIGHTS_FRACTION = {"numpy": 1 / 4, "numba": 1 / 16}
-
-
 def _read_only(array):
     """``array``, made read-only: the exposed state, which the kept weights
     were computed from, can then change only through a training pass."""
@@ -205,6 +171,13 @@ def _writable(array):
     view = array.view()
     view.flags.writeable = True
     return view
+
+
+def _stored_state(z, n):
+    """Read-only copies of ``z`` and ``n`` in one buffer, as ``new_state`` lays them out."""
+    z_copy, n_copy = new_state(*z.shape, z.dtype)
+    z_copy[...], n_copy[...] = z, n
+    return _read_only(z_copy), _read_only(n_copy)
 
 
 @functools.cache
@@ -240,14 +213,33 @@ class BaseFTRL(BaseEstimator):
         "dtype": [Options(type, {np.float64, np.float32})],
     }
 
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_prediction_cache", None)  # not part of the model
+        return state
+
     def __setstate__(self, state):
         # pickle, copy.deepcopy and skops store z_ and n_ as two separate
         # arrays: put them back into one buffer, as _init_state makes them.
         super().__setstate__(state)
         if "z_" in self.__dict__:
-            z, n = new_state(*self.z_.shape, self.z_.dtype)
-            z[...], n[...] = self.z_, self.n_
-            self.z_, self.n_ = _read_only(z), _read_only(n)
+            self.z_, self.n_ = _stored_state(self.z_, self.n_)
+            self._prediction_cache = PredictionCache()
+
+    def __copy__(self):
+        """A shallow copy that shares no learned array or list with the original,
+        so that training the copy never changes the original."""
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        for name, value in self.__dict__.items():
+            if type(value) is list:
+                copied.__dict__[name] = list(value)
+        if "z_" in self.__dict__:
+            copied.z_, copied.n_ = _stored_state(self.z_, self.n_)
+            copied.z_intercept_ = self.z_intercept_.copy()
+            copied.n_intercept_ = self.n_intercept_.copy()
+            copied._prediction_cache = PredictionCache()
+        return copied
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "z_")
@@ -262,69 +254,61 @@ class BaseFTRL(BaseEstimator):
     def coef_(self):
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
-        predicted = self._predicted()
-        if predicted is None or predicted.coef is None:
-            return self._compute_coef()
-        return predicted.coef.copy()
-
-    def _compute_coef(self):
-        """:attr:`coef_`, computed from the whole state."""
-        return self._weights_function()(self.z_, self.n_, *self._weight_parameters())
-
-    def _weight_parameters(self):
-        """The hyper-parameters of the closed-form weights, in the kernel's order."""
-        return (self.learning_rate, self.beta, self.l1, self.l2, self.learning_rate_power)
-
-    def _coef_source(self):
-        """What the weights are computed from: the state's arrays (compared by
-        identity), and the hyper-parameters and engine (compared by value)."""
-        return (self.z_, self.n_, self._weight_parameters(), self.engine)
-
-    def _predicted(self):
-        """The :class:`_Predicted` of the current state, new if the state,
-        the hyper-parameters or the engine changed since the last prediction;
-        None when ``z_`` or ``n_`` is writable (assigned by the user), as the
-        state could then change without a training pass.
-        """
-        if self.z_.flags.writeable or self.n_.flags.writeable:
-            return None
-        source = self._coef_source()
-        predicted = _PREDICTED.get(self)
-        if (
-            predicted is None
-            or predicted.source[0] is not source[0]
-            or predicted.source[1] is not source[1]
-            or predicted.source[2:] != source[2:]
-        ):
-            predicted = _PREDICTED[self] = _Predicted(source)
-        return predicted
+        return self._cache().coef(
+            self._state(), self._parameters(), prediction_engine(self.engine)
+        )
 
     @property
     def intercept_(self):
         """Intercept, shape (n_outputs,); 0 when ``fit_intercept=False``."""
         check_is_fitted(self)
-        return intercept_weights_from_state(
-            self.z_intercept_,
-            self.n_intercept_,
-            self.learning_rate,
-            self.beta,
-            self.learning_rate_power,
+        weights, _ = intercept_weights(
+            self.z_intercept_.tolist(), self.n_intercept_.tolist(), self._parameters()
         )
+        return np.array(weights, dtype=np.float64)
+
+    def _loss(self):
+        """The model's :class:`~skftrl._engines.Loss` record."""
+        raise NotImplementedError
+
+    def _parameters(self):
+        """The hyper-parameters of the passes and weights, as the engines take them."""
+        return Parameters(
+            loss=self._loss(),
+            learning_rate=self.learning_rate,
+            beta=self.beta,
+            l1=self.l1,
+            l2=self.l2,
+            learning_rate_power=self.learning_rate_power,
+            fit_intercept=self.fit_intercept,
+        )
+
+    def _state(self):
+        """The learned state, as the engines take it (read-only arrays)."""
+        return LinearState(self.z_, self.n_, self.z_intercept_, self.n_intercept_)
+
+    def _cache(self):
+        """The model's prediction cache (a throwaway one for a state set by hand)."""
+        return self.__dict__.get("_prediction_cache") or PredictionCache()
 
     def _init_state(self, n_outputs, n_features):
         """A fresh state: ``z = 0`` and ``n = initial_accumulator_value``.
 
-        Sets ``z_``, ``n_``, the intercept's, and the records of training.
+        Sets ``z_``, ``n_``, the intercept's, the prediction cache and the
+        records of training.
         """
         self._check_initial_accumulator_value()
-        _PREDICTED.pop(self, None)
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
         self.z_, self.n_ = _read_only(z), _read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
+        self._prediction_cache = PredictionCache()
         self.n_samples_seen_ = 0
         self.loss_curve_ = []
         self.validation_scores_ = None
+        call = _TRAINING_CALL.get()
+        if call is not None:
+            call.fresh_z = self.z_
 
     # ------------------------------------------------------------ validation
     def _check_initial_accumulator_value(self):
@@ -391,69 +375,41 @@ class BaseFTRL(BaseEstimator):
             self._validate_params()
             self._checked_params = values
 
-    def _kernel_loss(self):
-        """The kernel's loss name and Huber epsilon for this model."""
-        raise NotImplementedError
-
-    def _pass_function(self):
-        """The kernel's pass for ``engine`` and ``batch_size``.
-
-        ``"auto"`` runs the exact per-row algorithm compiled with numba when
-        numba can be imported, and numpy otherwise; a mini-batch
-        (``batch_size > 1``) always runs on numpy.
-        """
-        if self.engine == "numba" and self.batch_size > 1:
-            raise ValueError(
-                "engine='numba' runs the exact per-row algorithm and needs "
-                f"batch_size=1; got batch_size={self.batch_size}. Use "
-                "engine='numpy' (or 'auto') for mini-batches."
-            )
-        if self.batch_size > 1:
-            return functools.partial(ftrl_minibatch_pass, batch_size=self.batch_size)
-        if self.engine == "numpy":
-            return ftrl_pass
-        numba_kernel = _import_numba_kernel()
-        if numba_kernel is not None:
-            return numba_kernel.ftrl_pass
-        if self.engine == "auto":
-            return ftrl_pass
-        raise ImportError(
-            "engine='numba' needs numba, which is not installed or failed "
-            "to import; install it with: pip install 'skftrl[fast]'"
-        )
-
-    def _weights_function(self):
-        """The closed-form weights for ``coef_``: compiled unless ``engine="numpy"``.
-
-        Without numba it is numpy whatever the engine, so that a model
-        trained with numba still predicts where numba is not installed.
-        """
-        numba_kernel = None if self.engine == "numpy" else _import_numba_kernel()
-        return weights_from_state if numba_kernel is None else numba_kernel.weights_from_state
+    def _validate_params(self):
+        """scikit-learn's check of each parameter, then of the engine with the
+        batch size (a ValueError) and of numba for ``engine="numba"`` (an
+        ImportError)."""
+        super()._validate_params()
+        check_engine(self.engine, self.batch_size)
 
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
-        loss, epsilon = self._kernel_loss()
+        engine = get_engine(self.engine, self.batch_size)
+        if self.z_.dtype != np.dtype(self.dtype):
+            raise ValueError(
+                f"dtype={np.dtype(self.dtype).name} differs from the state's "
+                f"{self.z_.dtype.name}: the state's storage type is set when it is "
+                "created. Fit a new state (fit with warm_start=False), or set "
+                "dtype back."
+            )
+        state = LinearState(
+            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
+        )
+        undo = None
+        call = _TRAINING_CALL.get()
+        # A state made by this call is dropped on failure; a pass over rows
+        # another log of the call covers changes nothing that log does not restore.
+        if call is not None and call.fresh_z is not self.z_:
+            if not any(undo_log.covers(X, rows) for undo_log in call.undo_logs):
+                undo = UndoLog(state, X, rows)
+                call.undo_logs.append(undo)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
         # during it.
-        _PREDICTED.pop(self, None)
-        margins = self._pass_function()(
-            X,
-            targets,
-            sample_weight,
-            rows,
-            (_writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_),
-            loss=loss,
-            learning_rate=self.learning_rate,
-            beta=self.beta,
-            l1=self.l1,
-            l2=self.l2,
-            fit_intercept=self.fit_intercept,
-            epsilon=epsilon,
-            learning_rate_power=self.learning_rate_power,
-        )
-        _PREDICTED.pop(self, None)
+        cache = self._cache()
+        cache.clear()
+        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows, undo)
+        cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins
 
@@ -464,7 +420,6 @@ class BaseFTRL(BaseEstimator):
         learned from (progressive validation), as Vowpal Wabbit reports it.
         """
         margins = self._pass(X, targets, sample_weight, rows)
-        loss, epsilon = self._kernel_loss()
         weights = sample_weight[rows]
         largest_weight = weights.max()
         # All-zero weights (possible through class_weight) learn nothing.
@@ -474,7 +429,7 @@ class BaseFTRL(BaseEstimator):
             # Weights relative to the largest, so that their sums cannot
             # overflow (weights near 1e308 would give inf / inf).
             weights = weights / largest_weight
-            row_losses = loss_value(loss, margins, targets[rows], epsilon)
+            row_losses = self._loss().value(margins, targets[rows])
             with np.errstate(over="ignore", invalid="ignore"):
                 pass_loss = float(row_losses @ weights / weights.sum())
             if not np.isfinite(pass_loss):
@@ -562,34 +517,8 @@ class BaseFTRL(BaseEstimator):
         return self._linear_scores(self._validate_X_predict(X))
 
     def _linear_scores(self, X):
-        """:meth:`_decision_scores` of an already validated X.
-
-        The weights are computed once per call, or not at all when an earlier
-        call kept them; a sparse X that reads few of them (a batch of a
-        stream, one row to serve) gets only the weights of its non-zeros
-        (see _READ_WEIGHTS_FRACTION).
-        """
-        # Without a record (a user-assigned state), nothing is kept.
-        predicted = self._predicted() or _Predicted(source=None)
-        if predicted.coef is None:
-            compiled = self._weights_function() is not weights_from_state
-            fraction = _READ_WEIGHTS_FRACTION["numba" if compiled else "numpy"]
-            nonzeros_read = predicted.nonzeros_read + (X.nnz if sp.issparse(X) else np.inf)
-            if nonzeros_read < fraction * self.z_.shape[1]:
-                predicted.nonzeros_read = nonzeros_read
-                # numpy in every engine: compiled, the weights' divisions and
-                # square roots still dominate, and it ran no faster.
-                read_margins = margins_from_state(X, self.z_, self.n_, *self._weight_parameters())
-                return self._finite_margins(read_margins + self.intercept_, X, None)
-            predicted.coef = _read_only(self._compute_coef())
-        return self._finite_margins(
-            margins_from_weights(X, predicted.coef) + self.intercept_, X, predicted.coef
+        """:meth:`_decision_scores` of an already validated X, with the weights
+        the prediction cache keeps or computes (skftrl._engines._prediction)."""
+        return self._cache().margins(
+            X, self._state(), self._parameters(), prediction_engine(self.engine)
         )
-
-    def _finite_margins(self, margins, X, coef):
-        """``margins`` of ``X``, with those whose sum overflowed recomputed
-        (see finite_margins); ``coef`` is computed if needed and not given."""
-        if np.isfinite(margins).all():
-            return margins
-        coef = self._compute_coef() if coef is None else coef
-        return finite_margins(margins, sp.csr_matrix(X), coef, self.intercept_)

@@ -1,7 +1,6 @@
 """FTRLClassifier: logistic (binary) and multinomial (softmax) FTRL-Proximal."""
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.metrics import accuracy_score
 from sklearn.utils._missing import is_pandas_na
@@ -14,7 +13,7 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_array, check_non_negative
 
 from ._base import BaseFTRL, unchanged_on_error
-from ._kernel import LARGEST
+from ._engines import get_loss
 
 
 def _n_outputs(classes):
@@ -147,7 +146,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Storage type of ``z_`` and ``n_``, set when the state is created.
+        Storage type of ``z_`` and ``n_``, set when the state is created (a
+        later change is refused until a ``fit`` without ``warm_start``).
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
         gradients are clipped to 1e15 so that the state stays finite. A
@@ -288,8 +288,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         tags.classifier_tags.multi_class = True
         return tags
 
-    def _kernel_loss(self):
-        return ("log_loss" if self.z_.shape[0] == 1 else "multinomial"), 0.0
+    def _loss(self):
+        return get_loss("log_loss" if self.z_.shape[0] == 1 else "multinomial")
 
     def _validation_score(self, X, targets, sample_weight):
         """Accuracy on encoded targets (0/1, or class indices), for ``early_stopping``."""
@@ -485,21 +485,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        scores = self._decision_scores(X)
-        if scores.shape[1] == 1:
-            # The smaller probability is expit(-|s|), accurate even when tiny
-            # (1 - expit(|s|) would round it); the larger is 1 minus it. Written
-            # as two contiguous rows, returned transposed (as SGDClassifier's
-            # vstack(...).T is).
-            positive = scores[:, 0] > 0
-            smaller = expit(-np.abs(scores[:, 0]))
-            larger = 1.0 - smaller
-            proba = np.empty((2, scores.shape[0]))
-            np.copyto(proba[0], np.where(positive, smaller, larger))
-            np.copyto(proba[1], np.where(positive, larger, smaller))
-            return proba.T
-        with np.errstate(over="ignore"):  # margins near +-1.8e308: exp(-inf) is 0
-            return softmax(scores, axis=1)
+        scores = self._decision_scores(X)  # checks that the model is fitted
+        return self._loss().inverse_link(scores)
 
     def predict_log_proba(self, X):
         """Logarithm of the class probabilities, computed without underflow.
@@ -514,8 +501,5 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        scores = self._decision_scores(X)
-        if scores.shape[1] == 1:
-            return np.column_stack([log_expit(-scores[:, 0]), log_expit(scores[:, 0])])
-        with np.errstate(over="ignore"):  # as the margins, clamped to the float range
-            return np.maximum(log_softmax(scores, axis=1), -LARGEST)
+        scores = self._decision_scores(X)  # checks that the model is fitted
+        return self._loss().log_inverse_link(scores)

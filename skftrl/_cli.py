@@ -80,9 +80,7 @@ def format_label(label):
 def validated(estimator):
     """The estimator, its hyper-parameters and engine checked before any data is read."""
     try:
-        estimator._validate_params()
-        if estimator.engine == "numba":  # it needs numba, and batch_size=1
-            estimator._pass_function()
+        estimator._validate_params()  # the engine too: numba needs numba and batch_size=1
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
     return estimator

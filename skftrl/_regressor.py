@@ -8,7 +8,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
-from ._kernel import MAX_EXP_MARGIN
+from ._engines import get_loss
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):
@@ -119,7 +119,8 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Storage type of ``z_`` and ``n_``, set when the state is created.
+        Storage type of ``z_`` and ``n_``, set when the state is created (a
+        later change is refused until a ``fit`` without ``warm_start``).
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
         gradients are clipped to 1e15 so that the state stays finite. A
@@ -246,13 +247,13 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         tags.target_tags.positive_only = self.loss == "poisson"
         return tags
 
-    def _kernel_loss(self):
-        return self.loss, self.epsilon
+    def _loss(self):
+        return get_loss(self.loss, self.epsilon)
 
     def _validation_score(self, X, targets, sample_weight):
         """R^2 of the predictions, for ``early_stopping``."""
-        margins = self._linear_scores(X)[:, 0]
-        return r2_score(targets, self._mean_from_margins(margins), sample_weight=sample_weight)
+        predicted = self._loss().inverse_link(self._linear_scores(X))
+        return r2_score(targets, predicted, sample_weight=sample_weight)
 
     def _prepare(self, X, y, sample_weight, reset):
         """Validate a batch: canonical X, float targets, per-row weights."""
@@ -337,10 +338,4 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         y_pred : ndarray of shape (n_samples,)
             Predictions, always finite.
         """
-        return self._mean_from_margins(self._decision_scores(X)[:, 0])
-
-    def _mean_from_margins(self, margins):
-        """The prediction from the margin: ``exp`` for Poisson's log link."""
-        if self.loss == "poisson":
-            return np.exp(np.minimum(margins, MAX_EXP_MARGIN))
-        return margins
+        return self._loss().inverse_link(self._decision_scores(X))

@@ -1,4 +1,5 @@
-"""A deliberately slow, independent FTRL-Proximal, written from docs/ftrl-math.md.
+"""A deliberately slow, independent FTRL-Proximal, written from the
+documentation page docs/algorithm.rst ("The algorithm").
 
 Plain Python loops over rows and coordinates, dictionaries for the state, the
 formulas exactly as the document states them. It shares no code with skftrl.
@@ -20,7 +21,7 @@ def _weight(z, n, alpha, beta, l1, l2, power=-0.5):
 
 
 def _sigmoid(m):
-    # Each side in the form whose exp() cannot overflow (ftrl-math.md: stable sigmoid).
+    # Each side in the form whose exp() cannot overflow (docs/algorithm.rst, "Numerics").
     if m >= 0:
         return 1.0 / (1.0 + math.exp(-m))
     return math.exp(m) / (1.0 + math.exp(m))
@@ -103,7 +104,7 @@ class ReferenceFTRL:
         ]
 
     def _sigma(self, n_old, squared):
-        """sigma = (root(n + g^2) - root(n)) / alpha, as ftrl-math.md step 4."""
+        """sigma = (root(n + g^2) - root(n)) / alpha, as docs/algorithm.rst, "Learning from one row", step 4."""
         return (_root(n_old + squared, self.power) - _root(n_old, self.power)) / self.alpha
 
     def learn_one(self, x, y, s=1.0):
@@ -125,7 +126,7 @@ class ReferenceFTRL:
                 self.n_bias[k] += g * g
 
     def learn_batch(self, xs, ys, ss):
-        """The mini-batch rule of ftrl-math.md: every margin from the weights at
+        """The mini-batch rule of docs/algorithm.rst ("Mini-batches"): every margin from the weights at
         the batch's start, then per coordinate the summed gradient G added to z
         and the summed squared gradients Q to n, with
         sigma = (sqrt(n + Q) - sqrt(n)) / alpha."""

@@ -254,21 +254,21 @@ def test_model_still_learns_after_a_rejected_batch():
 def test_numba_engine_without_numba_changes_nothing(make, monkeypatch):
     """engine="numba" when numba cannot be imported: the ImportError says how
     to install it, and the model (fresh or fitted) is left as it was."""
-    import skftrl
-    from skftrl._base import _import_numba_kernel
+    import skftrl._engines
+    from skftrl._engines import _numba_engine
 
     model = make().set_params(engine="numba")
-    monkeypatch.setitem(sys.modules, "skftrl._numba_kernel", None)  # its import fails
-    monkeypatch.delattr(skftrl, "_numba_kernel", raising=False)
+    monkeypatch.setitem(sys.modules, "skftrl._engines._numba_exact", None)  # its import fails
+    monkeypatch.delattr(skftrl._engines, "_numba_exact", raising=False)
     # The outcome of the import is cached per process: forget it before and after.
-    _import_numba_kernel.cache_clear()
+    _numba_engine.cache_clear()
     try:
         before = snapshot(model)
         with pytest.raises(ImportError, match=r"pip install 'skftrl\[fast\]'"):
             model.partial_fit(X, Y_CLASS, classes=["a", "b"])
         assert_same(before, snapshot(model))
     finally:
-        _import_numba_kernel.cache_clear()
+        _numba_engine.cache_clear()
 
 
 # ------------------------------------------------- malformed sparse matrices

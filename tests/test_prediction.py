@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from reference import _weight
 
-import skftrl._base
 from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl._engines import NumpyEngine
 
 HYPER = {"learning_rate": 0.3, "beta": 0.5, "l1": 0.05, "l2": 0.01}
 
@@ -73,13 +73,23 @@ def scores(model, X):
     return model.decision_function(X).reshape(X.shape[0], -1)
 
 
-def forget_kept_weights():
-    skftrl._base._PREDICTED.clear()
+def forget_kept_weights(model):
+    model._prediction_cache.clear()
 
 
 def kept(model):
     """Whether the model's predictions have kept every weight."""
-    return model._predicted().coef is not None
+    return model._prediction_cache.kept
+
+
+def set_whole_weights_cost(monkeypatch, cost):
+    """The cache's rule with this cost for every engine (the numba engine subclasses numpy's)."""
+    monkeypatch.setattr(NumpyEngine, "whole_weights_cost", cost)
+    try:
+        from skftrl._engines._numba_exact import NumbaEngine
+    except ImportError:
+        return
+    monkeypatch.setattr(NumbaEngine, "whole_weights_cost", cost)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -96,12 +106,12 @@ def test_read_weights_kept_weights_and_all_weights_give_identical_scores(
     model.fit(X, y)
     X_new = with_repeated_columns(wide_data(60, n_classes=n_classes, seed=1)[0])
 
-    forget_kept_weights()
-    always, never = dict.fromkeys(["numpy", "numba"], np.inf), dict.fromkeys(["numpy", "numba"], 0)
-    monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", always)
+    forget_kept_weights(model)
+    always, never = np.inf, 0
+    set_whole_weights_cost(monkeypatch, always)
     read = scores(model, X_new)
     assert not kept(model)  # nothing kept from a read
-    monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", never)
+    set_whole_weights_cost(monkeypatch, never)
     computed = scores(model, X_new)
     assert kept(model)
     again = scores(model, X_new)  # from the weights the last call kept
@@ -109,16 +119,16 @@ def test_read_weights_kept_weights_and_all_weights_give_identical_scores(
     assert np.array_equal(read, computed) and np.array_equal(again, computed)
     assert_allclose(computed, reference_scores(model, X_new), rtol=1e-12, atol=1e-12)
     if isinstance(model, FTRLClassifier):
-        monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", always)
-        forget_kept_weights()
+        set_whole_weights_cost(monkeypatch, always)
+        forget_kept_weights(model)
         read_proba = model.predict_proba(X_new)
-        monkeypatch.setattr(skftrl._base, "_READ_WEIGHTS_FRACTION", never)
+        set_whole_weights_cost(monkeypatch, never)
         assert np.array_equal(read_proba, model.predict_proba(X_new))
 
 
 def test_few_rows_of_a_wide_model_read_their_weights_and_many_rows_keep_all(engine):
     model = FTRLClassifier(engine=engine, **HYPER).fit(*wide_data(400, n_features=2**16))
-    forget_kept_weights()
+    forget_kept_weights(model)
     model.predict(wide_data(5, n_features=2**16, seed=1)[0])  # 40 non-zeros, 65,536 columns
     assert not kept(model)
     model.predict(wide_data(5000, n_features=2**16, seed=1)[0])  # 40,000
@@ -128,9 +138,7 @@ def test_few_rows_of_a_wide_model_read_their_weights_and_many_rows_keep_all(engi
 def test_predictions_read_weights_until_they_have_read_a_quarter_then_keep_all(
     engine, monkeypatch
 ):
-    monkeypatch.setattr(
-        skftrl._base, "_READ_WEIGHTS_FRACTION", dict.fromkeys(["numpy", "numba"], 0.25)
-    )
+    set_whole_weights_cost(monkeypatch, 0.25)
     n_features = 2**12
     X, y = wide_data(400, n_features=n_features)
     model = FTRLClassifier(engine=engine, **HYPER).fit(X, y)
@@ -141,14 +149,14 @@ def test_predictions_read_weights_until_they_have_read_a_quarter_then_keep_all(
     while read + X_new.nnz < n_features / 4:
         assert_allclose(model.decision_function(X_new), expected, rtol=1e-12, atol=1e-12)
         read += X_new.nnz
-        assert not kept(model) and model._predicted().nonzeros_read == read
+        assert not kept(model) and model._prediction_cache.nonzeros_read == read
     # This call would pass a quarter of the features: it computes them all.
     assert_allclose(model.decision_function(X_new), expected, rtol=1e-12, atol=1e-12)
     assert kept(model)
     # Learning starts a new count; a dense X always computes every weight.
     model.partial_fit(X_new, y[:30])
     model.decision_function(X_new)
-    assert not kept(model) and model._predicted().nonzeros_read == X_new.nnz
+    assert not kept(model) and model._prediction_cache.nonzeros_read == X_new.nnz
     model.decision_function(X_new.toarray())
     assert kept(model)
 

@@ -359,7 +359,7 @@ def test_sample_weights_scale_the_gradient_as_the_reference_does(problem, engine
 
 
 def test_a_sample_weight_is_not_the_row_repeated(engine):
-    """Weight s multiplies the row's gradient (ftrl-math.md step 3), so from a
+    """Weight s multiplies the row's gradient (docs/algorithm.rst, step 3), so from a
     zero state z = s * d * x and n = (s * d * x)^2; repeating the row instead
     updates twice, the second time from the weights the first step learned."""
     X = np.array([[2.0, 0.0, -1.0]])

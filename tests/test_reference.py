@@ -1,4 +1,4 @@
-"""The estimators against the slow reference written from docs/ftrl-math.md."""
+"""The estimators against the slow reference written from docs/algorithm.rst."""
 
 import math
 
@@ -9,7 +9,7 @@ from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
 
 from skftrl import FTRLClassifier, FTRLRegressor
-from skftrl._kernel import ftrl_minibatch_pass, ftrl_pass
+from skftrl._engines import NUMPY, LinearState, NumpyBatchEngine, Parameters, get_loss
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 N_FEATURES = 15
@@ -210,19 +210,20 @@ def test_mini_batch_kernel_in_any_row_order(loss, batch_size):
         batch = order[first : first + batch_size]
         ref.learn_batch([rows[i] for i in batch], targets[batch], sw[batch])
 
-    state = (np.zeros((n_outputs, N_FEATURES), order="F"), np.zeros((n_outputs, N_FEATURES), order="F"),
-             np.zeros(n_outputs), np.zeros(n_outputs))
-    margins = ftrl_minibatch_pass(
-        X, targets, sw, order, state, batch_size=batch_size, loss=loss, **hyper
-    )
+    state = LinearState(np.zeros((n_outputs, N_FEATURES), order="F"),
+                        np.zeros((n_outputs, N_FEATURES), order="F"),
+                        np.zeros(n_outputs), np.zeros(n_outputs))
+    parameters = Parameters(loss=get_loss(loss, epsilon=0.1), **hyper)
+    # The batch pass even for batch_size=1 (get_engine would give the exact one).
+    margins = NumpyBatchEngine(batch_size, NUMPY).learn(state, parameters, X, targets, sw, order)
     z, n, _ = ref.state(N_FEATURES)
     assert_allclose(state[0], z, **TOLERANCE)
     assert_allclose(state[1], n, **TOLERANCE)
     assert_allclose(state[2], ref.z_bias, **TOLERANCE)
     assert margins.shape == (60, n_outputs)
     if batch_size == 1:  # the exact per-row kernel gives the same state and margins
-        exact = tuple(np.zeros_like(a) for a in state)
-        exact_margins = ftrl_pass(X, targets, sw, order, exact, loss=loss, **hyper)
+        exact = LinearState(*(np.zeros_like(a) for a in state))
+        exact_margins = NUMPY.learn(exact, parameters, X, targets, sw, order)
         for a, b in zip(state, exact):
             assert_allclose(a, b, **TOLERANCE)
         assert_allclose(margins, exact_margins, **TOLERANCE)

@@ -1,0 +1,219 @@
+"""One record per loss: derivative, value, inverse link, derivative bound.
+
+Passes, estimators and prediction all take the loss from here
+(:func:`get_loss`). Each record's array methods work on margins of shape
+``(n_rows, K)`` (``K = 1`` for every loss but multinomial). The compiled and
+per-row passes use the scalar forms below, which numba compiles unchanged:
+:func:`scalar_derivative` (by the record's ``code``) for the one-output losses,
+:func:`softmax_derivative` for the multinomial.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
+
+from ._math import LARGEST, MAX_EXP_ARGUMENT, MAX_EXP_MARGIN
+
+# The records' codes, for the scalar forms.
+LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(5)
+
+
+@dataclass(frozen=True)
+class Loss:
+    """A loss of the margin ``m``: the base of the records below.
+
+    ``epsilon`` is the Huber threshold (0 for the other losses). Records
+    compare by value, so a :class:`~skftrl._engines.Parameters` holding one does.
+    """
+
+    epsilon: float = 0.0
+    name: ClassVar[str]
+    code: ClassVar[int]
+    # The largest |dloss/dm|: gradients of a bounded loss need no clipping
+    # when no weight times input can reach the clipping bound.
+    derivative_bound: ClassVar[float] = math.inf
+
+    def derivative(self, margins, targets):
+        """``dloss/dm``, shape (n_rows, K), finite for finite input."""
+        raise NotImplementedError
+
+    def value(self, margins, targets):
+        """The loss of each row, shape (n_rows,), clamped to +-LARGEST: a loss
+        beyond the float range (finite margins and targets near it can give
+        one) does not warn (of np.where's branches, both are computed)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.clip(self._value(margins, targets), -LARGEST, LARGEST)
+
+    def _value(self, margins, targets):
+        """:meth:`value` before clamping."""
+        raise NotImplementedError
+
+    def inverse_link(self, margins):
+        """The prediction the margins stand for: class probabilities of shape
+        (n_rows, n_classes) for the log losses, the mean (n_rows,) for regression."""
+        return margins[:, 0]
+
+
+@dataclass(frozen=True)
+class LogLoss(Loss):
+    """Binary log loss; targets 0/1, one margin, ``p = sigmoid(m)``."""
+
+    name: ClassVar[str] = "log_loss"
+    code: ClassVar[int] = LOG_LOSS
+    derivative_bound: ClassVar[float] = 1.0
+
+    def derivative(self, margins, targets):
+        return expit(margins) - targets[:, None]
+
+    def _value(self, margins, targets):
+        # -(t log(expit(m)) + (1 - t) log(expit(-m))), with
+        # log(expit(-m)) = log(expit(m)) - m: one log_expit instead of two.
+        m = margins[:, 0]
+        return (1.0 - targets) * m - log_expit(m)
+
+    def inverse_link(self, margins):
+        # The smaller probability is expit(-|m|), accurate even when tiny
+        # (1 - expit(|m|) would round it); the larger is 1 minus it. Written
+        # as two contiguous rows, returned transposed (as SGDClassifier's
+        # vstack(...).T is).
+        positive = margins[:, 0] > 0
+        smaller = expit(-np.abs(margins[:, 0]))
+        larger = 1.0 - smaller
+        proba = np.empty((2, margins.shape[0]))
+        np.copyto(proba[0], np.where(positive, smaller, larger))
+        np.copyto(proba[1], np.where(positive, larger, smaller))
+        return proba.T
+
+    def log_inverse_link(self, margins):
+        """The logarithm of :meth:`inverse_link`, without underflow."""
+        return np.column_stack([log_expit(-margins[:, 0]), log_expit(margins[:, 0])])
+
+
+@dataclass(frozen=True)
+class Multinomial(Loss):
+    """Softmax cross-entropy; targets are class indices, one margin per class."""
+
+    name: ClassVar[str] = "multinomial"
+    code: ClassVar[int] = MULTINOMIAL
+    derivative_bound: ClassVar[float] = 1.0
+
+    def derivative(self, margins, targets):
+        derivative = softmax(margins, axis=1)
+        derivative[np.arange(len(targets)), targets] -= 1.0
+        return derivative
+
+    def _value(self, margins, targets):
+        return logsumexp(margins, axis=1) - margins[np.arange(len(targets)), targets]
+
+    def inverse_link(self, margins):
+        with np.errstate(over="ignore"):  # margins near +-1.8e308: exp(-inf) is 0
+            return softmax(margins, axis=1)
+
+    def log_inverse_link(self, margins):
+        """The logarithm of :meth:`inverse_link`, without underflow; clamped
+        to -LARGEST, as the margins are."""
+        with np.errstate(over="ignore"):
+            return np.maximum(log_softmax(margins, axis=1), -LARGEST)
+
+
+@dataclass(frozen=True)
+class SquaredError(Loss):
+    """``(m - y)^2 / 2``."""
+
+    name: ClassVar[str] = "squared_error"
+    code: ClassVar[int] = SQUARED_ERROR
+
+    def derivative(self, margins, targets):
+        return margins - targets[:, None]
+
+    def _value(self, margins, targets):
+        return 0.5 * (margins[:, 0] - targets) ** 2
+
+
+@dataclass(frozen=True)
+class Huber(Loss):
+    """Quadratic for residuals up to ``epsilon``, linear beyond."""
+
+    name: ClassVar[str] = "huber"
+    code: ClassVar[int] = HUBER
+
+    @property
+    def derivative_bound(self):
+        return self.epsilon
+
+    def derivative(self, margins, targets):
+        return np.clip(margins - targets[:, None], -self.epsilon, self.epsilon)
+
+    def _value(self, margins, targets):
+        epsilon = self.epsilon
+        residual = margins[:, 0] - targets
+        absolute = np.abs(residual)
+        return np.where(
+            absolute <= epsilon,
+            0.5 * residual**2,
+            epsilon * absolute - 0.5 * epsilon**2,
+        )
+
+
+@dataclass(frozen=True)
+class Poisson(Loss):
+    """Poisson negative log-likelihood with a log link, without ``log(y!)``;
+    the mean ``exp(m)`` is capped at ``exp(MAX_EXP_MARGIN)``."""
+
+    name: ClassVar[str] = "poisson"
+    code: ClassVar[int] = POISSON
+
+    def derivative(self, margins, targets):
+        return np.exp(np.minimum(margins, MAX_EXP_MARGIN)) - targets[:, None]
+
+    def _value(self, margins, targets):
+        m = np.minimum(margins[:, 0], MAX_EXP_MARGIN)
+        return np.exp(m) - targets * m
+
+    def inverse_link(self, margins):
+        return np.exp(np.minimum(margins[:, 0], MAX_EXP_MARGIN))
+
+
+LOSSES = {loss.name: loss for loss in (LogLoss, Multinomial, SquaredError, Huber, Poisson)}
+
+
+def get_loss(name, epsilon=0.0):
+    """The record of the loss ``name`` (a key of :data:`LOSSES`)."""
+    try:
+        record = LOSSES[name]
+    except KeyError:
+        raise ValueError(f"Unknown loss {name!r}; expected one of {tuple(LOSSES)}.") from None
+    return record(epsilon=float(epsilon) if record is Huber else 0.0)
+
+
+# ------------------------------------------------------------ scalar forms
+def scalar_derivative(code, margin, target, epsilon):
+    """``dloss/dm`` of one row of a one-output loss, on floats (numba compiles it too).
+
+    ``code`` is the record's :attr:`Loss.code` (not multinomial).
+    """
+    if code == LOG_LOSS:
+        # 1 / (1 + exp(-m)), as scipy's expit; exp(-m) = inf gives 0.
+        exp_minus_margin = math.exp(-margin) if margin > -MAX_EXP_ARGUMENT else math.inf
+        return 1.0 / (1.0 + exp_minus_margin) - target
+    if code == SQUARED_ERROR:
+        return margin - target
+    if code == HUBER:
+        return min(max(margin - target, -epsilon), epsilon)
+    return math.exp(min(margin, MAX_EXP_MARGIN)) - target  # POISSON
+
+
+def softmax_derivative(margins, target, derivative):
+    """The multinomial ``dloss/dm`` of one row, written into ``derivative``
+    (shape (K,)); ``target`` is the class index. Plain loops, for numba."""
+    top = margins.max()
+    total = 0.0
+    for k in range(margins.shape[0]):
+        derivative[k] = math.exp(margins[k] - top)
+        total += derivative[k]
+    for k in range(margins.shape[0]):
+        derivative[k] /= total
+    derivative[int(target)] -= 1.0

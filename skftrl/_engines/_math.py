@@ -1,0 +1,383 @@
+"""The FTRL-Proximal formulas and numeric guards, each written once.
+
+Every engine computes with these (docs: :doc:`algorithm`):
+
+- the state layout (:func:`new_state`);
+- the closed-form weight, as a scalar formula (:func:`weight`) and over numpy
+  arrays (:func:`weights`);
+- the per-coordinate step ``sigma``, ``z += g - sigma w``, ``n += g^2``, as a
+  scalar formula (:func:`step`) and over numpy arrays (:func:`update_coordinates`);
+- the rate's root ``n ** -learning_rate_power`` (:func:`rate_root_scalar`,
+  :func:`rate_root`);
+- the guards that keep a finite input's state finite (the constants below,
+  :func:`max_abs_gradient`, :func:`smallest_stored_n`, :func:`clip`).
+
+The scalar formulas are plain Python on floats, calling nothing but ``math``
+and ``min``/``max``: the numpy engines use them for the intercepts (a few
+floats, for which Python arithmetic beats numpy calls), and the numba engine
+compiles these same functions (:mod:`skftrl._engines._numba_exact`). The array
+formulas make the same IEEE operations in the same order (up to negations,
+which round symmetrically), so both give identical bits; tests/test_math.py
+checks it on random and edge-case inputs.
+
+The paper's rate (``learning_rate_power = -0.5``) is passed to the scalar
+formulas as ``None`` (see :func:`compiled_power`): numba then removes the
+``is None`` branches when it compiles, and the inner loops keep only ``sqrt``.
+"""
+
+import functools
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+# ------------------------------------------------------------------ guards
+# exp() of a margin above this overflows float64 (exp(709.78) is the limit).
+# The Poisson mean exp(margin) is capped here so that gradients stay finite.
+MAX_EXP_MARGIN = 700.0
+
+# math.exp overflows (raising OverflowError) beyond this.
+MAX_EXP_ARGUMENT = 709.0
+
+# A per-coordinate gradient is clipped to this magnitude, so that its square
+# (1e200) and the sum of many squares stay finite. Only inputs near 1e100 or
+# beyond ever reach it; for any realistic data it never takes effect.
+MAX_ABS_GRADIENT = 1e100
+# The same for a state stored in float32 (largest value 3.4e38): a squared
+# gradient is at most 1e30, so n stays finite for over 1e8 saturated rows.
+MAX_ABS_GRADIENT_FLOAT32 = 1e15
+
+# The largest float64. A margin or a loss beyond it (finite input near it can
+# give one) is clamped to it, and so is a row's weighted loss derivative, so
+# that a stored zero of X times it is 0 rather than 0 * inf = NaN.
+LARGEST = float(np.finfo(np.float64).max)
+
+# The smallest positive normal float64.
+TINY = np.finfo(np.float64).tiny
+# The smallest positive float32. A float32 state stores a positive n as at
+# least this: n below it would round to 0 while z kept the gradient
+# (|g| < 2.6e-23), and with beta / learning_rate + l2 tiny but not 0, z over
+# that tiny denominator overflowed float32 and made the state inf and NaN.
+SMALLEST_N_FLOAT32 = float(np.finfo(np.float32).smallest_subnormal)
+
+FLOAT64 = np.dtype(np.float64)
+
+# The paper's per-coordinate rate alpha / (beta + n ** 0.5): the exponent of n is
+# -learning_rate_power, as TensorFlow's Ftrl names it.
+PAPER_LEARNING_RATE_POWER = -0.5
+
+
+def max_abs_gradient(state_dtype):
+    """The clipping bound of per-coordinate gradients for a state of this dtype."""
+    return MAX_ABS_GRADIENT_FLOAT32 if state_dtype == np.float32 else MAX_ABS_GRADIENT
+
+
+def smallest_stored_n(state_dtype):
+    """The least positive n a state of this dtype stores (0: no bound)."""
+    return SMALLEST_N_FLOAT32 if state_dtype == np.float32 else 0.0
+
+
+def clip(value, bound):
+    """``value`` clipped to ``[-bound, bound]`` (a float; compiled by numba too)."""
+    return min(max(value, -bound), bound)
+
+
+def clip_gradient(gradient, bound):
+    """:func:`clip` of an array, in place (np.clip's wrapper is slow on tiny arrays)."""
+    np.minimum(gradient, bound, out=gradient)
+    return np.maximum(gradient, -bound, out=gradient)
+
+
+# ------------------------------------------------------------ state layout
+def new_state(n_outputs, n_features, dtype, initial_n=0.0):
+    """A fresh ``(z, n)`` of shape ``(K, F)``: ``z = 0`` and ``n = initial_n``.
+
+    Both are views of one buffer of shape ``(F, K, 2)``, so that a feature's
+    ``z`` and ``n`` for every output are adjacent in memory: updating a
+    coordinate of a wide hashed model, where most coordinates are not in the
+    CPU's cache, then costs one cache miss rather than two. The passes accept
+    any layout; this one is only faster.
+    """
+    # np.zeros leaves untouched pages unallocated: a wide hashed model costs
+    # memory only for the features it sees.
+    buffer = np.zeros((n_features, n_outputs, 2), dtype=dtype)
+    z, n = buffer[:, :, 0].T, buffer[:, :, 1].T
+    if initial_n != 0:
+        n[...] = initial_n
+    return z, n
+
+
+def flat_state_and_weights(z, n):
+    """Flat views of ``z`` and ``n``, and zero weights of their shape with a flat view.
+
+    The views follow the state's own memory order (outputs first for the
+    estimators', made by :func:`new_state`), so that none of them copies.
+    """
+    z, n = np.asarray(z), np.asarray(n)
+    # Outputs first in memory (Fortran order) when their stride is the smaller;
+    # with one output, either order flattens without a copy.
+    order = "F" if z.ndim == 2 and z.strides[0] < z.strides[1] else "C"
+    weights = np.zeros(z.shape, dtype=np.float64, order=order)
+    return (
+        z.reshape(-1, order=order),
+        n.reshape(-1, order=order),
+        weights,
+        weights.reshape(-1, order=order),
+    )
+
+
+def gather(state_by_feature, columns):
+    """The state of ``columns`` as float64: a float32 state is computed on in float64.
+
+    Always a copy (``columns`` is an index array), which the update may modify.
+    """
+    gathered = state_by_feature[columns]
+    # A dtype compared with a dtype, not with np.float64, which costs a conversion.
+    return gathered if gathered.dtype == FLOAT64 else gathered.astype(np.float64)
+
+
+# ------------------------------------------------- the scalar formulas
+def compiled_power(learning_rate_power):
+    """The scalar formulas' ``learning_rate_power``: None for the paper's -0.5."""
+    if learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return None
+    return float(learning_rate_power)
+
+
+def rate_root_scalar(n, learning_rate_power):
+    """``n ** -learning_rate_power`` of a float; ``None`` is the paper's ``sqrt(n)``."""
+    if learning_rate_power is None:
+        return math.sqrt(n)
+    return n**-learning_rate_power
+
+
+def weight(z, root_n, learning_rate, beta, l1, l2):
+    """The closed-form FTRL-Proximal weight of one coordinate, given
+    ``root_n = rate_root(n)``:
+
+    ``w = 0`` where ``|z| <= l1``, else
+    ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``.
+    """
+    denominator = root_n / learning_rate
+    denominator += beta / learning_rate + l2
+    # beta / learning_rate + l2 is 0 when beta = l2 = 0, and also when a tiny
+    # beta over the rate underflows. The denominator can then be 0, only where
+    # n = 0, and there z is 0 too (or a gradient so small that its square
+    # underflowed): divide by 1 rather than make 0 / 0.
+    if denominator == 0:
+        denominator = 1.0
+    if l1 > 0:
+        # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
+        z = z - min(max(z, -l1), l1)
+    return -(z / denominator)
+
+
+def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_power, smallest_n):
+    """The FTRL-Proximal step of one coordinate; returns the new ``(z, n)``.
+
+    ``weight`` is the coordinate's current weight and ``root_n = rate_root(n)``;
+    ``squared`` is ``gradient ** 2`` for one row, the summed squares ``Q`` for a
+    mini-batch. ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
+    ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
+    ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
+    A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`).
+    """
+    new_n = n + squared
+    if learning_rate_power is None:
+        # 0 only where n = 0 and g^2 is 0 (or underflowed), and sigma must be
+        # 0 there: the smallest normal float gives 0 / tiny = 0.
+        sigma = squared / max((math.sqrt(new_n) + root_n) * learning_rate, TINY)
+    else:
+        sigma = (new_n**-learning_rate_power - root_n) / learning_rate
+    new_z = z + gradient - sigma * weight
+    if squared > 0 and new_n < smallest_n:
+        new_n = smallest_n
+    return new_z, new_n
+
+
+def rescaled_margin(values, weights, intercept):
+    """The margin ``values @ weights + intercept`` of a row whose float64 sum
+    overflowed (to inf, or to inf - inf = NaN), clamped to +-LARGEST.
+
+    Each value is scaled by the power of two of the largest |value| (at least
+    1, for the intercept's input) and each weight by that of the largest
+    |weight|, so that no product exceeds 1 and the sum cannot overflow; the
+    sum is then scaled back. The result is the exact sum to rounding (terms
+    below 2**-1074 of the largest are lost). ``values`` and ``weights`` are
+    1-d arrays; numba compiles this function unchanged, so the engines give
+    the same bits.
+    """
+    largest_value, largest_weight = 1.0, abs(intercept)
+    for i in range(values.shape[0]):
+        largest_value = max(largest_value, abs(float(values[i])))
+        largest_weight = max(largest_weight, abs(weights[i]))
+    if largest_weight == 0.0:
+        return 0.0
+    value_exponent = math.frexp(largest_value)[1]
+    weight_exponent = math.frexp(largest_weight)[1]
+    total = math.ldexp(intercept, -weight_exponent) * math.ldexp(1.0, -value_exponent)
+    for i in range(values.shape[0]):
+        scaled_value = math.ldexp(float(values[i]), -value_exponent)
+        total += scaled_value * math.ldexp(weights[i], -weight_exponent)
+    if total == 0.0:
+        return 0.0
+    exponent = value_exponent + weight_exponent
+    if math.frexp(total)[1] + exponent > 1024:  # beyond LARGEST
+        return LARGEST if total > 0 else -LARGEST
+    return math.ldexp(total, exponent)
+
+
+def intercept_weights(z_intercept, n_intercept, parameters):
+    """The weights and rate roots of the K intercepts (never regularized), as lists."""
+    power = compiled_power(parameters.learning_rate_power)
+    roots = [rate_root_scalar(n, power) for n in n_intercept]
+    weights = [
+        weight(z, root, parameters.learning_rate, parameters.beta, 0.0, 0.0)
+        for z, root in zip(z_intercept, roots)
+    ]
+    return weights, roots
+
+
+def step_intercepts(z_intercept, n_intercept, roots, weights, gradients, squared, parameters):
+    """:func:`step` of each of the K intercepts; the lists are updated in place.
+
+    ``roots`` and ``weights`` are :func:`intercept_weights`' of the same state;
+    ``squared`` are the gradients' squares (for a mini-batch, sums of squares).
+    """
+    power = compiled_power(parameters.learning_rate_power)
+    for k, (gradient, square) in enumerate(zip(gradients, squared)):
+        z_intercept[k], n_intercept[k] = step(
+            z_intercept[k],
+            n_intercept[k],
+            roots[k],
+            weights[k],
+            gradient,
+            square,
+            parameters.learning_rate,
+            power,
+            0.0,  # the intercept's state is float64
+        )
+
+
+# --------------------------------------------------- the array formulas
+def rate_root(n, learning_rate_power=PAPER_LEARNING_RATE_POWER):
+    """:func:`rate_root_scalar` elementwise: ``sqrt(n)`` for the paper's -0.5 (or None)."""
+    if learning_rate_power is None or learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        return np.sqrt(n)
+    return np.power(n, -learning_rate_power)
+
+
+class Constants(NamedTuple):
+    """A pass's hyper-parameters as the array formulas use them, made once.
+
+    The floats are 0-d arrays: on the few values of a row, a numpy call with
+    a Python float operand spends more time converting it than computing.
+    """
+
+    negated_rate: np.ndarray  # -learning_rate
+    negated_offset: np.ndarray  # -(beta / learning_rate + l2)
+    lower: np.ndarray  # -l1
+    upper: np.ndarray  # l1
+    rate: np.ndarray  # learning_rate
+    tiny: np.ndarray  # TINY
+    shrink: bool  # l1 > 0
+    zero_offset: bool  # beta / learning_rate + l2 == 0
+    learning_rate_power: float
+
+
+def constants(parameters):
+    """The :class:`Constants` of a :class:`~skftrl._engines.Parameters`."""
+    learning_rate = parameters.learning_rate
+    smallest_denominator = parameters.beta / learning_rate + parameters.l2
+    as_array = functools.partial(np.array, dtype=np.float64)
+    return Constants(
+        negated_rate=as_array(-learning_rate),
+        negated_offset=as_array(-smallest_denominator),
+        lower=as_array(-parameters.l1),
+        upper=as_array(parameters.l1),
+        rate=as_array(learning_rate),
+        tiny=as_array(TINY),
+        shrink=parameters.l1 > 0,
+        zero_offset=smallest_denominator == 0,
+        learning_rate_power=parameters.learning_rate_power,
+    )
+
+
+def weights(z, root_n, constants):
+    """:func:`weight` elementwise, given ``root_n = rate_root(n)``, which the update reuses.
+
+    The denominator is built negated, so that one division gives
+    ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
+    exact negation of :func:`weight`'s and the weights are identical.
+    """
+    negated_denominator = root_n / constants.negated_rate
+    negated_denominator += constants.negated_offset
+    if constants.zero_offset:  # see weight()
+        negated_denominator -= negated_denominator == 0
+    if constants.shrink:
+        # z itself is left as it is, for the update.
+        shrunk = np.maximum(z, constants.lower)
+        np.minimum(shrunk, constants.upper, out=shrunk)
+        z = np.subtract(z, shrunk, out=shrunk)
+    return np.divide(z, negated_denominator, out=negated_denominator)
+
+
+def update_coordinates(z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True):
+    """:func:`step` elementwise; returns the new ``(z, n)``.
+
+    ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the
+    coordinates' state and current weights, of the same shape as
+    ``gradient``; ``z`` and ``n`` are float64 copies gathered from the state
+    (see :func:`gather`): they are updated in place, which spares two
+    allocations. ``guard=False`` promises that every ``learning_rate *
+    |gradient|`` is at least 1e-300, and every ``|gradient|`` at least 1e-150,
+    so that the denominator is above ``TINY`` without the guard.
+    """
+    n += squared
+    rate = constants.rate
+    if constants.learning_rate_power == PAPER_LEARNING_RATE_POWER:
+        denominator = np.sqrt(n)
+        denominator += root_n
+        denominator *= rate
+        if guard:
+            np.maximum(denominator, constants.tiny, out=denominator)
+        sigma_times_weights = np.divide(squared, denominator, out=denominator)
+    else:
+        sigma_times_weights = rate_root(n, constants.learning_rate_power)
+        sigma_times_weights -= root_n
+        sigma_times_weights /= rate
+    sigma_times_weights *= weights
+    z += gradient
+    z -= sigma_times_weights
+    # One reduction per call in the float32 case; the mask only when needed.
+    if smallest_n and n.size and n.min() < smallest_n:
+        n[(squared > 0) & (n < smallest_n)] = smallest_n
+    return z, n
+
+
+def weights_from_state(z, n, parameters):
+    """Closed-form weights of a whole state ``(z, n)`` (float64 or float32), in float64.
+
+    Only the coordinates with ``|z| > l1`` are computed: in a wide hashed
+    model most ``z`` are 0, so this is a few cheap passes over the state.
+    """
+    flat_z, flat_n, coef, flat_coef = flat_state_and_weights(z, n)
+    # w = 0 exactly where z = 0: without L1, that comparison alone is cheaper.
+    # An l1 beyond float32's range would overflow (and warn) when compared
+    # with a float32 state; no finite z exceeds the largest float anyway.
+    l1 = parameters.l1
+    threshold = min(l1, float(np.finfo(flat_z.dtype).max))
+    if flat_z.dtype == np.float32:
+        # numpy compares a float32 array with l1 rounded to float32; |z| > l1
+        # exactly (as the scalar weight() compares, in float64) is |z| above
+        # l1 rounded down to float32.
+        threshold = np.float32(threshold)
+        if float(threshold) > l1:
+            threshold = np.nextafter(threshold, np.float32(0))
+    active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > threshold)
+    flat_coef[active] = weights(
+        flat_z[active].astype(np.float64, copy=False),
+        rate_root(flat_n[active].astype(np.float64, copy=False), parameters.learning_rate_power),
+        constants(parameters),
+    )
+    return coef

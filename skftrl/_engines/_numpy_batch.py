@@ -1,0 +1,207 @@
+"""The mini-batch FTRL-Proximal pass in numpy (``batch_size > 1``).
+
+All the margins of a batch are computed from the weights at its start; then
+each coordinate the batch touches adds the batch's summed gradient ``G`` to
+``z`` and its summed squared gradients ``Q`` to ``n``, with
+``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` (docs: :doc:`algorithm`,
+"Mini-batches"). ``batch_size=1`` is the exact pass, up to the rounding of sums.
+The formulas are :mod:`._math`'s and :mod:`._losses`'.
+"""
+
+import numpy as np
+
+from . import _math
+
+
+def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None):
+    """One mini-batch pass over ``rows`` of ``X``, taken ``batch_size`` at a time
+    in the order given, updating ``state``; see :mod:`skftrl._engines`.
+
+    Work per batch is proportional to its non-zeros: the batch's columns are
+    grouped through a scratch array of slots (see :class:`_BatchReader`),
+    allocated once per pass and never initialized, so that nothing of size
+    n_features is passed over.
+    """
+    z, n, z_intercept, n_intercept = state
+    n_outputs = z.shape[0]
+    single_output = n_outputs == 1
+    # With one output the state is 1-d, (F,), and so is every array of a batch:
+    # 1-d numpy calls cost less, and there are no (row, output) cells to sum.
+    z_by_feature, n_by_feature = (z[0], n[0]) if single_output else (z.T, n.T)
+    bound = _math.max_abs_gradient(z.dtype)
+    loss = parameters.loss
+    rates = _math.constants(parameters)
+    smallest_n = _math.smallest_stored_n(z.dtype)
+    # Inputs of the gradients: the row's values, and 1 for the intercept.
+    largest_input = max(float(np.abs(X.data).max()) if X.data.size else 0.0, 1.0)
+    # Gradients never need clipping when the loss's derivative is bounded
+    # (classification, Huber) and no weight times input can reach the bound.
+    largest_weight = float(sample_weight.max()) if len(sample_weight) else 0.0
+    never_clip = loss.derivative_bound * largest_weight * largest_input <= bound
+    unit_weights = bool(np.all(sample_weight == 1.0))
+    margins = np.empty((len(rows), n_outputs), dtype=np.float64)
+    # Consecutive rows (partial_fit, fit without shuffling) are read as slices
+    # of X's arrays, without gathering.
+    consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
+    batches = _BatchReader(X, batch_size)
+    intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
+    # Gradients beyond float64 are clipped and margins that overflow are
+    # recomputed (see _numpy_exact): those overflows do not warn.
+    with np.errstate(over="ignore", invalid="ignore"):
+        for first in range(0, len(rows), batch_size):
+            batch_rows = rows[first : first + batch_size]
+            n_batch = len(batch_rows)
+            touched, group_of_value, row_of_value, values = batches.read(batch_rows, consecutive)
+            z_touched = _math.gather(z_by_feature, touched)
+            n_state = _math.gather(n_by_feature, touched)
+            root_n = _math.rate_root(n_state, parameters.learning_rate_power)
+            w_touched = _math.weights(z_touched, root_n, rates)
+            w_intercept, root_n_intercept = _math.intercept_weights(
+                intercept_z, intercept_n, parameters
+            )
+            # A slice selects consecutive rows faster than an index array.
+            selected = slice(batch_rows[0], batch_rows[-1] + 1) if consecutive else batch_rows
+            # Margins: each value * weight summed into its row's (and output's) cell.
+            batch_margins = margins[first : first + n_batch]
+            batch_margins[:] = _sum_by_group(
+                _times(values, w_touched[group_of_value]), row_of_value, n_batch
+            ).reshape(n_batch, n_outputs)
+            batch_margins += w_intercept
+            if not np.isfinite(batch_margins).all():
+                _rescale_margins(
+                    batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
+                )
+            derivative = loss.derivative(batch_margins, targets[selected])
+            if single_output:
+                derivative = derivative[:, 0]
+            if not unit_weights:
+                row_weights = sample_weight[selected]
+                derivative *= row_weights if single_output else row_weights[:, None]
+            if not never_clip:  # an unbounded derivative, or times a weight, may overflow
+                np.clip(derivative, -_math.LARGEST, _math.LARGEST, out=derivative)
+            gradient = _times(values, derivative[row_of_value])
+            # Clipping only when some |value * derivative| may exceed the bound.
+            clip = not never_clip and np.abs(derivative).max() * largest_input > bound
+            if clip:
+                _math.clip_gradient(gradient, bound)
+            # Each touched column's summed gradient G and squared gradients Q,
+            # summed over its non-zeros in row order.
+            gradient_sum = _sum_by_group(gradient, group_of_value, len(touched))
+            gradient *= gradient
+            squared_sum = _sum_by_group(gradient, group_of_value, len(touched))
+            if undo is not None:
+                undo.record(touched, z_touched, n_state)
+            z_by_feature[touched], n_by_feature[touched] = _math.update_coordinates(
+                z_touched,
+                n_state,
+                root_n,
+                w_touched,
+                gradient_sum,
+                squared_sum,
+                rates,
+                smallest_n,
+            )
+            if parameters.fit_intercept:
+                if clip:
+                    _math.clip_gradient(derivative, bound)
+                # Per output: a list of K floats (a 1-d derivative sums to one).
+                gradient_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                derivative *= derivative
+                squared_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                _math.step_intercepts(
+                    intercept_z,
+                    intercept_n,
+                    root_n_intercept,
+                    w_intercept,
+                    gradient_sum,
+                    squared_sum,
+                    parameters,
+                )
+    z_intercept[:], n_intercept[:] = intercept_z, intercept_n
+    return margins
+
+
+def _rescale_margins(margins, values, w_touched, group_of_value, row_of_value, intercepts):
+    """The batch's margins whose sum overflowed, recomputed by :func:`._math.rescaled_margin`."""
+    w_touched = w_touched.reshape(len(w_touched), -1)  # (touched, K)
+    for row, k in zip(*np.nonzero(~np.isfinite(margins))):
+        in_row = row_of_value == row
+        margins[row, k] = _math.rescaled_margin(
+            values[in_row], w_touched[group_of_value[in_row], k], intercepts[k]
+        )
+
+
+def _times(values, factors):
+    """``values`` (shape (m,)) times ``factors`` of shape (m,) or (m, K), row by row."""
+    return values * factors if factors.ndim == 1 else values[:, None] * factors
+
+
+def _sum_by_group(values, group_of_value, n_groups):
+    """Sums of ``values`` (shape (m,) or (m, K)) by group: shape (n_groups,) or (n_groups, K)."""
+    if values.ndim == 1:
+        return np.bincount(group_of_value, weights=values, minlength=n_groups)
+    n_outputs = values.shape[1]
+    cells = (group_of_value[:, None] * n_outputs + np.arange(n_outputs)).ravel()
+    return np.bincount(cells, weights=values.ravel(), minlength=n_groups * n_outputs).reshape(
+        n_groups, n_outputs
+    )
+
+
+class _BatchReader:
+    """A mini-batch's non-zeros of X, grouped by column without sorting.
+
+    Each of the batch's non-zeros writes its position into the slot of its
+    column in a scratch array of n_features entries; reading the slots back
+    gives every non-zero of a column the position of one of them, which then
+    stands for the column. That is two passes over the batch's non-zeros
+    instead of a sort. The scratch array is
+    allocated once per pass and never initialized or read outside the
+    batch's columns, so only the memory pages of touched columns are ever
+    used; its entries are 16-bit when a batch has fewer than 65,536 non-zeros,
+    32-bit otherwise.
+    """
+
+    def __init__(self, X, batch_size):
+        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
+        longest_row = int(np.diff(X.indptr).max()) if X.shape[0] else 0
+        fits_16_bits = batch_size * longest_row <= np.iinfo(np.uint16).max
+        self.column_slot = np.empty(X.shape[1], dtype=np.uint16 if fits_16_bits else np.uint32)
+
+    def read(self, batch_rows, consecutive):
+        """The batch's non-zeros, grouped by column; ``consecutive``: rows in a run.
+
+        Returns ``(touched, group_of_value, row_of_value, values)``: the
+        distinct columns (intp, in order of first appearance), and each
+        non-zero's group (its column's position in ``touched``), row in the
+        batch, and value, in X's order.
+        """
+        indptr, indices, data = self.indptr, self.indices, self.data
+        if consecutive:
+            row_bounds = indptr[batch_rows[0] : batch_rows[-1] + 2]
+            row_lengths = row_bounds[1:] - row_bounds[:-1]
+            columns = indices[row_bounds[0] : row_bounds[-1]]
+            values = data[row_bounds[0] : row_bounds[-1]]
+        else:
+            starts = indptr[batch_rows]
+            row_lengths = indptr[batch_rows + 1] - starts
+            # Position of each of the batch's non-zeros in X's arrays.
+            offsets_in_batch = np.cumsum(row_lengths) - row_lengths
+            positions = np.repeat(starts - offsets_in_batch, row_lengths)
+            positions += np.arange(len(positions))
+            columns = indices[positions]
+            values = data[positions]
+        # intp, which numpy would otherwise convert to in each gather and
+        # scatter of the slots and of the state.
+        columns = columns.astype(np.intp, copy=False)
+        positions_in_batch = np.arange(len(columns))
+        # Of a column's non-zeros, one's position is left in its slot: which
+        # one does not matter, only that all of them read the same.
+        self.column_slot[columns] = positions_in_batch
+        representative = self.column_slot[columns]
+        represents = representative == positions_in_batch
+        touched = columns[represents]
+        group_of_position = np.add.accumulate(represents, dtype=np.intp)
+        group_of_position -= 1
+        group_of_value = group_of_position[representative]
+        row_of_value = np.repeat(np.arange(len(batch_rows)), row_lengths)
+        return touched, group_of_value, row_of_value, values

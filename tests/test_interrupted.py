@@ -1,0 +1,115 @@
+"""A training call that fails once its pass has started leaves the model
+exactly as it was: an exception, Ctrl-C (KeyboardInterrupt) or a warning
+turned into an error, in partial_fit and in a warm-start fit with several
+passes. A shallow copy shares nothing that training changes."""
+
+import copy
+import signal
+import warnings
+
+import numpy as np
+import pytest
+from conftest import assert_same, snapshot
+from sklearn.exceptions import ConvergenceWarning
+
+from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl.datasets import load_a9a, load_dna
+
+LEARNED = ("z_", "n_", "z_intercept_", "n_intercept_")
+
+
+class interrupted_after:
+    """Send KeyboardInterrupt to the main thread after ``seconds``, as Ctrl-C does."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        self.previous = signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc_info):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+
+
+def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was():
+    # The numpy per-row pass takes seconds over a9a's 32,561 rows: the
+    # interrupt lands between two rows' updates, or inside one.
+    X, y, _, _ = load_a9a()
+    model = FTRLClassifier(engine="numpy", l1=0.5).partial_fit(X[:500], y[:500], classes=[-1, 1])
+    before = snapshot(model)
+    with pytest.raises(KeyboardInterrupt), interrupted_after(0.3):
+        model.partial_fit(X, y)
+    assert_same(before, snapshot(model))
+    # And it goes on learning as if the interrupted call had never been made.
+    model.partial_fit(X[500:1000], y[500:1000])
+    fresh = FTRLClassifier(engine="numpy", l1=0.5)
+    fresh.partial_fit(X[:500], y[:500], classes=[-1, 1]).partial_fit(X[500:1000], y[500:1000])
+    for name in LEARNED:
+        assert np.array_equal(getattr(model, name), getattr(fresh, name)), name
+
+
+@pytest.mark.parametrize("batch_size", [1, 16])
+def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_size):
+    # Many passes over dna (three outputs): the interrupt lands in some pass
+    # after others have completed, or (numba) right after a compiled pass.
+    if engine == "numba" and batch_size > 1:
+        pytest.skip("numba runs the exact per-row pass only")
+    X, y, _, _ = load_dna()
+    model = FTRLClassifier(engine=engine, batch_size=batch_size, max_iter=1, tol=None)
+    model.fit(X, y)
+    model.set_params(warm_start=True, max_iter=10_000, random_state=0)
+    before = snapshot(model)
+    with pytest.raises(KeyboardInterrupt), interrupted_after(0.5):
+        model.fit(X, y)
+    assert_same(before, snapshot(model))
+
+
+def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(engine):
+    # fit warns (ConvergenceWarning) after its passes; as an error, it must
+    # undo them, loss_curve_'s entries included.
+    X, y, _, _ = load_dna()
+    model = FTRLClassifier(engine=engine, max_iter=1, tol=None).fit(X[:600], y[:600])
+    model.set_params(warm_start=True, max_iter=3, tol=0.0, n_iter_no_change=10)
+    before = snapshot(model)
+    curve = model.loss_curve_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConvergenceWarning):
+            model.fit(X[:600], y[:600])
+    assert_same(before, snapshot(model))
+    assert curve == before["loss_curve_"]  # the list the user holds, too
+
+
+def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(engine):
+    # A target of 1e200 learns (its gradient is clipped), but its squared
+    # error overflows when the pass's loss is computed, after the pass.
+    X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    model = FTRLRegressor(engine=engine).partial_fit(X, [1.0, 2.0, 3.0])
+    before = snapshot(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="overflow"):
+            model.partial_fit(X, [1e200, 1.0, 1.0])
+    assert_same(before, snapshot(model))
+
+
+@pytest.mark.parametrize("make", [FTRLClassifier, FTRLRegressor])
+def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine):
+    X, y, _, _ = load_a9a()
+    X, y = X[:400], y[:400]
+    original = make(engine=engine).partial_fit(X[:200], y[:200], **(
+        {"classes": [-1, 1]} if make is FTRLClassifier else {}
+    ))
+    before = snapshot(original)
+    copied = copy.copy(original)
+    copied.partial_fit(X[200:], y[200:])
+    copied.set_params(warm_start=True, max_iter=2, tol=None).fit(X, y)
+    assert_same(before, snapshot(original))
+    assert len(copied.loss_curve_) == len(original.loss_curve_) + 3
+    for name in LEARNED:
+        assert not np.shares_memory(getattr(copied, name), getattr(original, name)), name

@@ -1,0 +1,147 @@
+"""Each formula of skftrl/_engines is written once per form: as a scalar
+function (which the numpy engines call on Python floats and the numba engine
+compiles) and over numpy arrays. The forms must give identical bits; the
+loss records' array and scalar forms agree to rounding. The formulas
+themselves are checked against the paper's in tests/test_reference.py."""
+
+import math
+
+import numpy as np
+import pytest
+from conftest import HAS_NUMBA
+from numpy.testing import assert_allclose
+
+from skftrl._engines import Parameters, get_loss
+from skftrl._engines import _losses, _math
+
+POWERS = [-0.5, -0.3, -1.0, 0.0]
+HYPER = [
+    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0),
+    dict(learning_rate=0.3, beta=0.0, l1=0.0, l2=0.0),  # a zero denominator where n = 0
+    dict(learning_rate=0.7, beta=0.5, l1=0.2, l2=0.3),
+    dict(learning_rate=2.0, beta=1e-320, l1=1e-3, l2=0.0),  # beta / rate underflows
+]
+
+
+def coordinates(seed=0, size=400):
+    """z, n and gradients over many magnitudes, with zeros and tiny values."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=size) * 10.0 ** rng.integers(-8, 8, size=size)
+    n = rng.exponential(size=size) * 10.0 ** rng.integers(-12, 12, size=size)
+    gradient = rng.normal(size=size) * 10.0 ** rng.integers(-170, 40, size=size)
+    z[:20] = n[:20] = 0.0
+    gradient[20:30] = 0.0
+    n[30:40] = 1e-320
+    return z, n, gradient
+
+
+def scalar_forms():
+    """The scalar formulas in Python, and compiled by numba when it is installed."""
+    forms = {"python": (_math.rate_root_scalar, _math.weight, _math.step)}
+    if HAS_NUMBA:
+        from skftrl._engines import _numba_exact as compiled
+
+        forms["numba"] = (compiled._rate_root, compiled._weight, compiled._step)
+    return forms
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+@pytest.mark.parametrize("form", scalar_forms())
+@pytest.mark.parametrize("power", POWERS)
+@pytest.mark.parametrize("hyper", HYPER)
+def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form):
+    rate_root_scalar, weight, step = scalar_forms()[form]
+    parameters = Parameters(loss=get_loss("log_loss"), learning_rate_power=power, **hyper)
+    rates = _math.constants(parameters)
+    compiled_power = _math.compiled_power(power)
+    z, n, gradient = coordinates()
+    root_n = _math.rate_root(n, power)
+    weights = _math.weights(z, root_n, rates)
+    for i in range(len(z)):
+        root = rate_root_scalar(n[i], compiled_power)
+        assert root == root_n[i]
+        assert weight(z[i], root, **hyper) == weights[i]
+    for smallest_n in (0.0, _math.SMALLEST_N_FLOAT32):
+        new_z, new_n = _math.update_coordinates(
+            z.copy(), n.copy(), root_n, weights, gradient, gradient * gradient, rates, smallest_n
+        )
+        for i in range(len(z)):
+            expected = step(
+                z[i], n[i], root_n[i], weights[i], gradient[i], gradient[i] ** 2,
+                hyper["learning_rate"], compiled_power, smallest_n,
+            )
+            assert expected == (new_z[i], new_n[i]), i
+
+
+def test_the_unguarded_update_is_identical_where_its_promise_holds():
+    # update_coordinates(guard=False) is allowed when every |gradient| >= 1e-150
+    # and learning_rate * |gradient| >= 1e-300: then it gives the same bits.
+    parameters = Parameters(loss=get_loss("log_loss"), learning_rate=1e-140, beta=0.0, l1=0, l2=0)
+    rates = _math.constants(parameters)
+    z, n, gradient = coordinates(seed=1)
+    gradient = np.where(np.abs(gradient) < 1e-150, 1e-150, gradient)
+    root_n = _math.rate_root(n)
+    weights = _math.weights(z, root_n, rates)
+    guarded = _math.update_coordinates(
+        z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates, 0.0
+    )
+    unguarded = _math.update_coordinates(
+        z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates, 0.0, guard=False
+    )
+    assert np.array_equal(guarded[0], unguarded[0]) and np.array_equal(guarded[1], unguarded[1])
+
+
+def scalar_derivatives():
+    forms = {"python": (_losses.scalar_derivative, _losses.softmax_derivative)}
+    if HAS_NUMBA:
+        from skftrl._engines import _numba_exact as compiled
+
+        forms["numba"] = (compiled._scalar_derivative, compiled._softmax_derivative)
+    return forms
+
+
+@pytest.mark.parametrize("form", scalar_derivatives())
+@pytest.mark.parametrize("name", ["log_loss", "squared_error", "huber", "poisson"])
+def test_scalar_loss_derivatives_equal_the_records(name, form):
+    scalar_derivative, _ = scalar_derivatives()[form]
+    loss = get_loss(name, epsilon=0.3)
+    margins = np.concatenate([np.linspace(-800, 800, 161), np.linspace(-3, 3, 61)])
+    targets = np.resize([0.0, 1.0, 2.5], len(margins))
+    expected = loss.derivative(margins[:, None], targets)[:, 0]
+    got = [scalar_derivative(loss.code, m, t, loss.epsilon) for m, t in zip(margins, targets)]
+    assert np.all(np.isfinite(got))
+    assert_allclose(got, expected, rtol=1e-15, atol=1e-300)
+
+
+@pytest.mark.parametrize("form", scalar_derivatives())
+def test_the_softmax_derivative_equals_the_multinomial_record(form):
+    _, softmax_derivative = scalar_derivatives()[form]
+    rng = np.random.default_rng(0)
+    margins = rng.normal(scale=30.0, size=(50, 4))
+    targets = rng.integers(0, 4, size=50)
+    expected = get_loss("multinomial").derivative(margins, targets)
+    for row, target in enumerate(targets):
+        derivative = np.empty(4)
+        softmax_derivative(margins[row], float(target), derivative)
+        assert_allclose(derivative, expected[row], rtol=1e-13, atol=1e-16)
+
+
+def test_loss_values_and_inverse_links_from_the_definitions():
+    m = np.array([[-2.0], [0.0], [3.0]])
+    y = np.array([1.0, 0.0, 2.0])
+    sigmoid = 1.0 / (1.0 + np.exp(-m[:, 0]))
+    assert_allclose(get_loss("log_loss").value(m, np.array([1.0, 0.0, 1.0])),
+                    -np.log([sigmoid[0], 1 - sigmoid[1], sigmoid[2]]), rtol=1e-14)
+    assert_allclose(get_loss("log_loss").inverse_link(m)[:, 1], sigmoid, rtol=1e-15)
+    assert_allclose(get_loss("squared_error").value(m, y), 0.5 * (m[:, 0] - y) ** 2)
+    huber = get_loss("huber", epsilon=1.0)
+    assert_allclose(huber.value(m, y), [2.5, 0.0, 0.5])
+    assert huber.derivative_bound == 1.0 and get_loss("poisson").derivative_bound == math.inf
+    assert_allclose(get_loss("poisson").value(m, y), np.exp(m[:, 0]) - y * m[:, 0])
+    assert_allclose(get_loss("poisson").inverse_link(m), np.exp(m[:, 0]))
+    three = np.array([[1.0, 2.0, 3.0]])
+    softmax = np.exp(three) / np.exp(three).sum()
+    assert_allclose(get_loss("multinomial").inverse_link(three), softmax, rtol=1e-15)
+    assert_allclose(get_loss("multinomial").value(three, np.array([0])), -np.log(softmax[0, 0]))
+    with pytest.raises(ValueError, match="Unknown loss 'hinge'"):
+        get_loss("hinge")
