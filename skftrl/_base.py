@@ -28,7 +28,7 @@ from ._engines import (
     new_state,
     prediction_engine,
 )
-from ._engines._math import intercept_weights
+from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
 
 # Feature matrices are accepted in these dtypes without conversion.
@@ -91,6 +91,72 @@ def as_canonical_csr(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+# scikit-learn checks that input is finite by summing it first: values of
+# both signs near the largest float sum to inf - inf, which warns of an
+# invalid value although every value is finite.
+_FINITE_CHECK_OF_HUGE_VALUES = functools.partial(np.errstate, over="ignore", invalid="ignore")
+
+# The unsigned integer type of each size in bytes, to see indices as unsigned.
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def check_sparse_indices(X):
+    """Raise a ValueError if the index arrays of a sparse ``X`` point outside it.
+
+    scipy checks a matrix's ``indptr`` only when it is built, and never the
+    range of its indices; they can also be assigned afterwards. An index
+    outside ``[0, n_features)`` would make a pass write outside the state
+    (numba) or update the wrong feature (numpy's negative indexing), and
+    scipy's own conversion of a CSC or COO matrix would read outside its
+    arrays. So this runs before anything else reads them: one pass over the
+    stored indices (O(nnz)), and one over ``indptr``.
+    """
+    if not sp.issparse(X):
+        return
+    fmt = X.format
+    if fmt == "coo":
+        n_stored = len(X.data)
+        # Row and column indices, each with the dimension it indexes.
+        bounds = zip(X.coords, X.shape)
+    elif fmt in ("csr", "csc", "bsr"):
+        n_major, n_minor = X.shape if fmt != "csc" else X.shape[::-1]
+        if fmt == "bsr":
+            n_major, n_minor = n_major // X.blocksize[0], n_minor // X.blocksize[1]
+        indptr = X.indptr
+        n_stored = min(len(X.indices), len(X.data))
+        if (
+            indptr.dtype.kind not in "iu"
+            or indptr.shape != (n_major + 1,)
+            or indptr[0] != 0
+            or indptr[-1] > n_stored
+            or (indptr[1:] < indptr[:-1]).any()
+        ):
+            raise ValueError(
+                f"X is a malformed {fmt.upper()} matrix: its indptr must be "
+                f"{n_major + 1} non-decreasing integers from 0 to at most {n_stored}, "
+                "the length of its indices and data; fix it, or check it with "
+                "X.check_format()."
+            )
+        n_stored = int(indptr[-1])
+        bounds = [(X.indices, n_minor)]
+    else:
+        return  # lil, dok, dia: converted by scipy through checked indexing
+    for indices, size in bounds:
+        if indices.dtype.kind not in "iu":
+            raise ValueError(
+                f"X is a malformed {fmt.upper()} matrix: its indices must be "
+                f"integers; got dtype {indices.dtype}."
+            )
+        indices = indices[:n_stored]
+        # Seen as unsigned, a negative index is above any size: one reduction.
+        if indices.size and indices.view(_UNSIGNED[indices.itemsize]).max() >= size:
+            raise ValueError(
+                f"X is a malformed {fmt.upper()} matrix: its indices must lie in "
+                f"[0, {size}), and range from {indices.min()} to {indices.max()}; "
+                "fix it, or check it with X.check_format()."
+            )
 
 
 def _read_only(array):
@@ -156,7 +222,11 @@ class BaseFTRL(BaseEstimator):
         # compared bit for bit, so that loading restores the exact state.
         # A copy: object.__getstate__ may return the instance's own __dict__.
         state = dict(super().__getstate__())
-        state.pop("_prediction_cache", None)  # not part of the model
+        # Not part of the model: the kept weights, and the record of the
+        # hyper-parameters last validated (which holds types: a loaded model
+        # validates its parameters again on its first partial_fit).
+        state.pop("_prediction_cache", None)
+        state.pop("_checked_params", None)
         if "z_" not in state:
             return state
         z, n = self.z_, self.n_
@@ -264,6 +334,7 @@ class BaseFTRL(BaseEstimator):
         Sets ``z_``, ``n_``, the intercept's, the prediction cache and the
         records of training.
         """
+        self._check_initial_accumulator_value()
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
         self.z_, self.n_ = _read_only(z), _read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
@@ -277,24 +348,46 @@ class BaseFTRL(BaseEstimator):
             call.fresh_z = self.z_
 
     # ------------------------------------------------------------ validation
+    def _check_initial_accumulator_value(self):
+        """Reject an ``initial_accumulator_value`` that ``dtype`` rounds to infinity.
+
+        A float32 ``n`` holds at most 3.4e38: beyond, it would start as inf
+        and the model would never learn.
+        """
+        try:
+            with np.errstate(over="ignore"):
+                fits = np.isfinite(np.array(self.initial_accumulator_value, dtype=self.dtype))
+        except OverflowError:  # an int beyond every float
+            fits = False
+        if not fits:
+            float32 = self.dtype == np.float32
+            hint = "; use a smaller value or dtype=numpy.float64" if float32 else ""
+            raise ValueError(
+                f"initial_accumulator_value={self.initial_accumulator_value!r} does "
+                f"not fit in a {np.dtype(self.dtype).name} state (at most "
+                f"{np.finfo(self.dtype).max:.4g}){hint}."
+            )
+
     def _validate_X_y(self, X, y, reset):
         """Validated canonical CSR X and 1-d y; ``reset`` starts a new model."""
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse="csr",
-            dtype=FLOAT_DTYPES,
-            reset=reset,
-            y_numeric=self._numeric_targets,
-        )
+        check_sparse_indices(X)
+        with _FINITE_CHECK_OF_HUGE_VALUES():
+            X, y = validate_data(
+                self,
+                X,
+                y,
+                accept_sparse="csr",
+                dtype=FLOAT_DTYPES,
+                reset=reset,
+                y_numeric=self._numeric_targets,
+            )
         return as_canonical_csr(X), y
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(
-            self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False
-        )
+        check_sparse_indices(X)
+        with _FINITE_CHECK_OF_HUGE_VALUES():
+            return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
         return _check_sample_weight(
@@ -309,10 +402,12 @@ class BaseFTRL(BaseEstimator):
         ``partial_fit``, yet ``set_params`` may change them between calls;
         checking every call costs about 1 ms, as much as learning thousands
         of rows. So the values last checked are kept, and a changed one is
-        checked again.
+        checked again. Values are compared with their types: 64.0 equals 64,
+        but is not a valid ``batch_size``.
         """
         names = _param_names(type(self))
-        values = tuple(getattr(self, name) for name in names)
+        values = [getattr(self, name) for name in names]
+        values = tuple(zip(map(type, values), values))
         if getattr(self, "_checked_params", None) != values:
             self._validate_params()
             self._checked_params = values
@@ -380,7 +475,14 @@ class BaseFTRL(BaseEstimator):
         # Weights relative to the largest, so that their sums cannot
         # overflow (weights near 1e308 would give inf / inf).
         weights = weights / largest_weight
-        return float(self._loss().value(margins, targets) @ weights / weights.sum())
+        row_losses = self._loss().value(margins, targets)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = float(row_losses @ weights / weights.sum())
+        if not np.isfinite(mean):
+            # Losses near the largest float: their weighted sum overflowed.
+            mean = float(row_losses @ (weights / weights.sum()))
+            mean = min(max(mean, -LARGEST), LARGEST)
+        return mean
 
     def _learn(self, X, targets, sample_weight, rows):
         """One pass over ``rows``, recorded in ``loss_curve_``; returns its loss.

@@ -2,12 +2,14 @@
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._missing import is_pandas_na
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
 )
+from sklearn.utils.validation import check_array, check_non_negative
 
 from ._base import BaseFTRL, unchanged_on_error
 from ._engines import get_loss
@@ -16,6 +18,22 @@ from ._engines import get_loss
 def _n_outputs(classes):
     """One logistic output for two classes, else one softmax output per class."""
     return 1 if len(classes) == 2 else len(classes)
+
+
+def _check_no_missing_labels(y):
+    """Raise a ValueError if ``y`` holds a missing label (None or pandas.NA)."""
+    if y is None:
+        return  # no y at all: validation says so
+    try:
+        labels = np.asarray(y, dtype=object).ravel()
+    except (TypeError, ValueError):
+        return
+    missing = np.flatnonzero([label is None or is_pandas_na(label) for label in labels])
+    if len(missing):
+        raise ValueError(
+            f"Input y contains a missing label (None or pandas.NA) in {len(missing)} "
+            f"row(s), the first at row {missing[0]}: every row needs a class."
+        )
 
 
 def _class_indices(scores):
@@ -143,7 +161,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         later change is refused until a ``fit`` without ``warm_start``).
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
-        gradients are clipped to 1e15 so that the state stays finite.
+        gradients are clipped to 1e15 so that the state stays finite. A
+        float32 ``n`` keeps 24 bits: it stops growing near 2**24 times the
+        squared gradients (about 17 million similar updates of a coordinate).
 
     class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplying ``sample_weight``. ``"balanced"`` uses
@@ -303,20 +323,27 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         ``classes`` are the model's classes (new ones when ``reset``).
         Nothing is stored on the estimator here beyond what validate_data sets.
         """
-        X, y = self._validate_X_y(X, y, reset=reset)
-        if classes is None:
-            check_classification_targets(y)
-            classes = np.unique(y)
-        # With the classes known, checking y against them below is enough.
-        if len(classes) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; got only "
-                f"one class: {classes[0]!r}."
-            )
-        # Each label's place among the sorted classes, then one comparison: no
-        # sorting of y, which would cost more than the update itself.
-        class_index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
-        unseen = classes[class_index] != y
+        labels = y
+        try:
+            X, y = self._validate_X_y(X, y, reset=reset)
+            if classes is None:
+                check_classification_targets(y)
+                classes = np.unique(y)
+            # With the classes known, checking y against them below is enough.
+            if len(classes) < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs samples of at least 2 classes; got only "
+                    f"one class: {classes[0]!r}."
+                )
+            # Each label's place among the sorted classes, then one comparison: no
+            # sorting of y, which would cost more than the update itself.
+            class_index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
+            unseen = classes[class_index] != y
+        except (TypeError, ValueError):
+            # Labels that cannot be compared raise a TypeError naming None or
+            # NA only in passing; say what is wrong, as validation does for NaN.
+            _check_no_missing_labels(labels)
+            raise
         if unseen.any():
             raise ValueError(
                 f"y contains labels not in classes: {np.unique(y[unseen]).tolist()}; "
@@ -329,9 +356,27 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
         sample_weight = self._validate_sample_weight(sample_weight, X)
         if self.class_weight is not None:
-            class_weight = compute_class_weight(self.class_weight, classes=classes, y=y)
-            sample_weight = sample_weight * class_weight[class_index]
+            sample_weight = self._weighted_by_class(sample_weight, class_index, classes, y)
         return X, targets, sample_weight, classes
+
+    def _weighted_by_class(self, sample_weight, class_index, classes, y):
+        """``sample_weight`` times each row's class weight, which must be
+        finite and non-negative, as sample weights must."""
+        class_weight = check_array(
+            compute_class_weight(self.class_weight, classes=classes, y=y),
+            ensure_2d=False,
+            dtype=np.float64,
+            input_name="class_weight",
+        )
+        check_non_negative(class_weight, "class_weight")
+        with np.errstate(over="ignore"):
+            sample_weight = sample_weight * class_weight[class_index]
+        if not np.all(np.isfinite(sample_weight)):
+            raise ValueError(
+                "sample_weight times class_weight overflows float64 (the largest "
+                "product is beyond 1.8e308); scale the weights down."
+            )
+        return sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error

@@ -133,7 +133,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         later change is refused until a ``fit`` without ``warm_start``).
         ``numpy.float32`` halves the memory of wide (e.g. 2**24 hashed
         features) models; arithmetic is done in float64 either way, and
-        gradients are clipped to 1e15 so that the state stays finite.
+        gradients are clipped to 1e15 so that the state stays finite. A
+        float32 ``n`` keeps 24 bits: it stops growing near 2**24 times the
+        squared gradients (about 17 million similar updates of a coordinate).
 
     Attributes
     ----------

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import assert_same, snapshot
+from conftest import HAS_NUMBA, assert_same, snapshot
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
@@ -177,6 +177,54 @@ CASES = [
      lambda: fitted_regressor().set_params(engine="numba", batch_size=8),
      lambda m: m.partial_fit(X, Y_REG),
      ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
+    # class_weight is checked as sample_weight is (it once gave a NaN state).
+    ("nan-class-weight", lambda: fitted_classifier().set_params(class_weight={"a": np.nan, "b": 1}),
+     lambda m: m.partial_fit(X, Y_CLASS),
+     ValueError, "Input class_weight contains NaN"),
+    ("inf-class-weight-first-call", lambda: FTRLClassifier(class_weight={"a": np.inf, "b": 1}),
+     lambda m: m.partial_fit(X, Y_CLASS, classes=["a", "b"]),
+     ValueError, "Input class_weight contains infinity"),
+    ("negative-class-weight-fit", lambda: fitted_classifier().set_params(class_weight={"a": -1}),
+     lambda m: m.fit(X, Y_CLASS),
+     ValueError, "Negative values in data passed to class_weight"),
+    ("class-weight-times-sample-weight-overflows",
+     lambda: fitted_classifier().set_params(class_weight={"a": 10.0, "b": 1.0}),
+     lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.full(30, 1e308)),
+     ValueError, "sample_weight times class_weight overflows"),
+    # A value equal to the checked one but of another type is checked again.
+    ("float-batch-size-after-an-int",
+     lambda: fitted_classifier().set_params(batch_size=64).partial_fit(X, Y_CLASS)
+     .set_params(batch_size=64.0),
+     lambda m: m.partial_fit(X, Y_CLASS),
+     InvalidParameterError, "The 'batch_size' parameter of FTRLClassifier must be"),
+    ("integer-fit-intercept-after-true",
+     lambda: fitted_regressor().partial_fit(X, Y_REG).set_params(fit_intercept=1),
+     lambda m: m.partial_fit(X, Y_REG),
+     InvalidParameterError, "The 'fit_intercept' parameter of FTRLRegressor must be"),
+    # A float32 state cannot hold n beyond 3.4e38: it stored inf and never learned.
+    ("initial-accumulator-beyond-float32-first-call",
+     lambda: FTRLClassifier(dtype=np.float32, initial_accumulator_value=1e39),
+     lambda m: m.partial_fit(X, Y_CLASS, classes=["a", "b"]),
+     ValueError, r"initial_accumulator_value=1e\+39 does not fit in a float32 state"),
+    ("initial-accumulator-beyond-float32-fit",
+     lambda: fitted_regressor().set_params(dtype=np.float32, initial_accumulator_value=3.5e38),
+     lambda m: m.fit(X, Y_REG),
+     ValueError, r"initial_accumulator_value=3.5e\+38 does not fit in a float32 state"),
+    # A missing label (None, pandas.NA) once raised a TypeError from sorting.
+    ("none-label-with-classes", fitted_classifier,
+     lambda m: m.partial_fit(X, np.where(Y_REG > 2, None, Y_CLASS)),
+     ValueError, "Input y contains a missing label"),
+    ("pandas-na-label-with-classes-first-call", FTRLClassifier,
+     lambda m: m.partial_fit(X, pd.array(np.where(Y_REG > 2, None, Y_CLASS), dtype="string"),
+                             classes=["a", "b"]),
+     ValueError, "Input y contains a missing label"),
+    ("pandas-na-integer-label-in-object-y", lambda: FTRLClassifier().fit(X, Y_REG > 2),
+     lambda m: m.partial_fit(X, pd.array(np.where(Y_REG > 3, pd.NA, Y_REG > 2), dtype=object),
+                             classes=[False, True]),
+     ValueError, "Input y contains a missing label"),
+    ("none-label-in-fit", fitted_classifier,
+     lambda m: m.fit(X, np.where(Y_REG > 2, None, Y_CLASS)),
+     ValueError, "Input y contains a missing label"),
 ]
 
 
@@ -221,3 +269,78 @@ def test_numba_engine_without_numba_changes_nothing(make, monkeypatch):
         assert_same(before, snapshot(model))
     finally:
         _numba_engine.cache_clear()
+
+
+# ------------------------------------------------- malformed sparse matrices
+def _malformed(kind):
+    """``X`` as a sparse matrix with one entry of an index array made wrong.
+
+    scipy checks index arrays only when a matrix is built from them (and not
+    the indices' range): assigning into them afterwards is how such matrices
+    arise.
+    """
+    fmt, array, position, value = kind
+    X_bad = sp.csr_matrix(X).asformat(fmt)
+    if value == 2**40:
+        X_bad.indices = X_bad.indices.astype(np.int64)
+    getattr(X_bad, array)[position] = value
+    return X_bad
+
+
+MALFORMED = {
+    # (format, index array, position in it, wrong value)
+    "csr-column--1": ("csr", "indices", 7, -1),  # numpy's indexing: the last feature
+    "csr-column-n_features": ("csr", "indices", 7, 5),  # just past the state
+    "csr-column-1e9": ("csr", "indices", 7, 10**9),
+    "csr-int64-column-2**40": ("csr", "indices", 7, 2**40),
+    "csr-indptr-decreasing": ("csr", "indptr", 7, 0),
+    "csr-indptr-beyond-nnz": ("csr", "indptr", -1, 151),
+    "csc-row-n_samples": ("csc", "indices", 7, 30),
+    "coo-column-n_features": ("coo", "col", 7, 5),
+    "coo-row--1": ("coo", "row", 7, -1),
+}
+MALFORMED_CALLS = {
+    "classifier-first-partial_fit": (
+        FTRLClassifier, lambda m, Xb: m.partial_fit(Xb, Y_CLASS, classes=["a", "b"])),
+    "classifier-partial_fit": (fitted_classifier, lambda m, Xb: m.partial_fit(Xb, Y_CLASS)),
+    "classifier-fit": (fitted_classifier, lambda m, Xb: m.fit(Xb, Y_CLASS)),
+    "classifier-warm-start-fit": (
+        lambda: fitted_classifier().set_params(warm_start=True),
+        lambda m, Xb: m.fit(Xb, Y_CLASS)),
+    "classifier-early-stopping-fit": (
+        lambda: FTRLClassifier(early_stopping=True), lambda m, Xb: m.fit(Xb, Y_CLASS)),
+    "predict": (fitted_classifier, lambda m, Xb: m.predict(Xb)),
+    "decision_function": (fitted_classifier, lambda m, Xb: m.decision_function(Xb)),
+    "predict_proba": (fitted_classifier, lambda m, Xb: m.predict_proba(Xb)),
+    "predict_log_proba": (fitted_classifier, lambda m, Xb: m.predict_log_proba(Xb)),
+    "classifier-score": (fitted_classifier, lambda m, Xb: m.score(Xb, Y_CLASS)),
+    "regressor-partial_fit": (fitted_regressor, lambda m, Xb: m.partial_fit(Xb, Y_REG)),
+    "regressor-fit": (FTRLRegressor, lambda m, Xb: m.fit(Xb, Y_REG)),
+    "regressor-predict": (fitted_regressor, lambda m, Xb: m.predict(Xb)),
+    "regressor-score": (fitted_regressor, lambda m, Xb: m.score(Xb, Y_REG)),
+}
+ENGINES = {
+    "numpy": {"engine": "numpy"},
+    "numba": {"engine": "numba"},
+    "batch_size=4": {"engine": "numpy", "batch_size": 4},
+}
+
+
+@pytest.mark.parametrize("engine_params", ENGINES.values(), ids=ENGINES.keys())
+@pytest.mark.parametrize("make, call", MALFORMED_CALLS.values(), ids=MALFORMED_CALLS.keys())
+@pytest.mark.parametrize("kind", MALFORMED.values(), ids=MALFORMED.keys())
+def test_malformed_sparse_indices_are_rejected_before_anything_changes(
+    kind, make, call, engine_params
+):
+    """Regression: an index outside the matrix made the numba pass write past
+    the state (or crash), numpy's negative indexing update the last feature,
+    and the numpy pass raise an IndexError half-way through."""
+    if engine_params["engine"] == "numba" and not HAS_NUMBA:
+        pytest.skip("numba is not installed")
+    model = make()
+    model.set_params(**engine_params)
+    X_bad = _malformed(kind)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match=f"X is a malformed {kind[0].upper()} matrix"):
+        call(model, X_bad)
+    assert_same(before, snapshot(model))

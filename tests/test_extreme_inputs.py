@@ -6,6 +6,7 @@ leaves the model unchanged (tests/test_bad_input.py holds the table of errors).
 
 import tracemalloc
 import warnings
+from fractions import Fraction
 
 import joblib
 import numpy as np
@@ -14,6 +15,7 @@ import scipy.sparse as sp
 from conftest import HAS_NUMBA, assert_same, snapshot, with_int64_indices
 from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 from test_reference import assert_matches_reference, run_reference
 
@@ -181,6 +183,214 @@ def test_extreme_hyper_parameters_give_a_finite_model(a9a_head, engine_params, h
         assert np.all(model.coef_ == 0)  # |z| never reaches 1e300
 
 
+# The largest finite float64, 1.8e308: margins and losses beyond it are clamped to it.
+LARGEST = np.finfo(np.float64).max
+# Every way to run the training, float32 states in both exact engines.
+ALL_ENGINE_PARAMS = ENGINE_PARAMS + [
+    pytest.param({"engine": "numba", "dtype": np.float32}, id="numba-float32", marks=needs_numba)
+]
+TASKS = ["binary", "multiclass", "squared_error", "huber", "poisson"]
+
+
+def huge_problem(task, scale, n_rows=60, n_features=8, seed=0):
+    """Sparse rows of values up to ``scale`` in magnitude, of both signs, and
+    targets of the task (regression targets up to ``scale`` too). Some stored
+    values are 0: a derivative that overflowed to inf made their gradient NaN."""
+    rng = np.random.RandomState(seed)
+    X = sp.random(n_rows, n_features, density=0.6, format="csr", random_state=rng)
+    X.data = rng.uniform(-1.0, 1.0, size=X.nnz) * scale
+    X.data[::7] = 0.0
+    first = X[:, 0].toarray()[:, 0]
+    if task == "binary":
+        return X, (first > 0).astype(int)
+    if task == "multiclass":
+        return X, np.digitize(rng.uniform(size=n_rows), [1 / 3, 2 / 3])
+    y = rng.uniform(-1.0, 1.0, size=n_rows) * scale
+    return X, np.abs(y) if task == "poisson" else y
+
+
+def model_for(task, **params):
+    if task in ("binary", "multiclass"):
+        return FTRLClassifier(**params)
+    return FTRLRegressor(loss=task, **params)
+
+
+def learn_twice(model, X, y):
+    """Two partial_fit calls (the second from a state far from 0), then a warm fit."""
+    classes = {"classes": np.unique(y)} if isinstance(model, FTRLClassifier) else {}
+    model.partial_fit(X, y, **classes)
+    model.partial_fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.set_params(warm_start=True, max_iter=2, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("scale", [1e250, 1e300, LARGEST])
+@pytest.mark.parametrize("learning_rate", [0.1, 1e3])
+def test_values_up_to_the_largest_float_give_a_finite_model(
+    engine_params, task, scale, learning_rate
+):
+    """Regression: between 1e250 and the largest float, margins overflowed to
+    inf - inf: multinomial states, regressors in numba and mini-batches
+    turned NaN, losses became inf and regressors predicted -inf. Now state,
+    margins, losses and predictions are finite, with no RuntimeWarning."""
+    X, y = huge_problem(task, scale)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow or 0/0 inside
+        model = learn_twice(model_for(task, learning_rate=learning_rate, **engine_params), X, y)
+        if isinstance(model, FTRLClassifier):
+            proba = model.predict_proba(X)
+            margins = model.decision_function(X)
+            assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+            assert np.all(np.isfinite(model.predict_log_proba(X)))
+        else:
+            proba = margins = model.predict(X)
+            if task == "poisson":
+                assert np.all(proba >= 0)
+    for name in STATE:
+        assert np.all(np.isfinite(getattr(model, name))), name
+    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
+    assert np.all(np.isfinite(margins)) and np.all(np.isfinite(proba))
+    assert np.all(np.isfinite(model.loss_curve_))
+    assert model.n_[0].max() > 0  # it did learn
+
+
+@needs_numba
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("scale", [1e250, 1e300, LARGEST])
+@pytest.mark.parametrize("learning_rate", [0.1, 1e3])
+def test_engines_agree_up_to_the_largest_float(dtype, task, scale, learning_rate):
+    """Regression: with margins beyond the float range the numpy engine made
+    no update where numba applied a step of -1e100. Both engines now give
+    the same state and margins, to rounding."""
+    X, y = huge_problem(task, scale)
+    models = [
+        learn_twice(model_for(task, learning_rate=learning_rate, engine=engine, dtype=dtype), X, y)
+        for engine in ("numpy", "numba")
+    ]
+    for name in STATE:
+        got, expected = (getattr(model, name) for model in models)
+        assert_allclose(got, expected, rtol=1e-9, atol=0, err_msg=name)
+    assert_allclose(models[0].loss_curve_, models[1].loss_curve_, rtol=1e-9)
+    scores = [
+        model.decision_function(X) if hasattr(model, "decision_function") else model.predict(X)
+        for model in models
+    ]
+    assert_allclose(scores[0], scores[1], rtol=1e-9)
+
+
+def exact_margins(X, coef, intercept):
+    """X @ coef.T + intercept summed exactly (fractions), then rounded to a
+    float and clamped to the largest float: an independent reference."""
+    X = sp.csr_matrix(X)
+    margins = np.empty((X.shape[0], coef.shape[0]))
+    for row in range(X.shape[0]):
+        start, end = X.indptr[row], X.indptr[row + 1]
+        for k in range(coef.shape[0]):
+            exact = Fraction(intercept[k]) + sum(
+                Fraction(value) * Fraction(coef[k, column])
+                for value, column in zip(X.data[start:end], X.indices[start:end])
+            )
+            try:
+                margins[row, k] = float(exact)
+            except OverflowError:
+                margins[row, k] = LARGEST if exact > 0 else -LARGEST
+            margins[row, k] = min(max(margins[row, k], -LARGEST), LARGEST)
+    return margins
+
+
+@pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
+@pytest.mark.parametrize("task", ["binary", "multiclass", "squared_error", "poisson"])
+def test_margins_beyond_the_float_range_are_clamped_to_it(engine_params, task):
+    """Regression: a regressor's predict returned -inf (its docstring says
+    "always finite"), and products of both signs beyond the float range
+    summed to inf - inf = NaN. A margin is the exact sum rounded, clamped
+    to +-1.8e308; X is scored by a model trained on ordinary values."""
+    X, y = huge_problem(task, 1.0, n_rows=200)
+    if task == "squared_error":
+        y = 10.0 * y  # weights of several units, whose products overflow
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = model_for(
+            task, learning_rate=5.0, random_state=0, max_iter=3, early_stopping=False,
+            **engine_params,
+        )
+        model.fit(X, y)
+    rng = np.random.RandomState(1)
+    huge = sp.random(40, X.shape[1], density=0.7, format="csr", random_state=rng)
+    huge.data = rng.uniform(-1.0, 1.0, size=huge.nnz) * LARGEST
+    huge.data[huge.indptr[0] : huge.indptr[1]] = 0.0  # a row of zeros: the intercept alone
+    expected = exact_margins(huge, model.coef_, model.intercept_)
+    assert np.any(np.abs(expected) == LARGEST) and np.any(np.abs(expected) < 1e308)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        if isinstance(model, FTRLClassifier):
+            got = model.decision_function(huge).reshape(expected.shape)
+            assert np.all(np.isfinite(model.predict_proba(huge)))
+        else:
+            got = model.predict(huge)[:, None]
+            if task == "poisson":  # the mean exp(margin), with the margin capped at 700
+                expected = np.exp(np.minimum(expected, 700.0))
+    assert np.all(np.isfinite(got))
+    assert_allclose(got, expected, rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
+def test_a_loss_beyond_the_float_range_is_recorded_as_the_largest_float(engine_params):
+    """Rows without features have the margin 0 (the intercept, not yet
+    learned): targets of 1e200 have squared errors of 5e399, beyond the float
+    range. Each row's loss is clamped to 1.8e308 before the weighted mean,
+    which then stays finite (it was inf)."""
+    X = sp.csr_matrix((3, 2))
+    model = FTRLRegressor(**engine_params).partial_fit(X[:1], [1e200])
+    assert model.loss_curve_ == [LARGEST]
+    model = FTRLRegressor(**engine_params).partial_fit(X, [1e200, -1e200, 1.0])
+    assert_allclose(model.loss_curve_, [LARGEST / 3 * 2], rtol=1e-15)
+
+
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
+@pytest.mark.parametrize("l1", [0.1, 1 / 3, 1e-3])
+def test_a_float32_z_is_compared_with_l1_exactly(engine, l1):
+    """Regression: with a float32 state, the numpy weights compared |z| with
+    l1 rounded to float32 and numba with l1 itself, so a z between l1 and its
+    float32 rounding had a weight in one engine and none in the other: the
+    number of non-zero weights depended on the engine. Here z is l1 rounded
+    to float32 (above l1 for these three values), and l1 rounded up and down."""
+    X = np.eye(3)
+    model = FTRLClassifier(engine=engine, l1=l1, dtype=np.float32).partial_fit(
+        X, [0, 1, 0], classes=[0, 1]
+    )
+    l1_32 = np.float32(l1)
+    assert float(l1_32) > l1
+    z = np.array([[l1_32, -l1_32, np.nextafter(l1_32, np.float32(0))]], dtype=np.float32)
+    model.z_, model.n_ = z, np.full_like(z, 4.0)
+    # The closed form in float64 from the stored values: w = 0 iff |z| <= l1.
+    z64 = z.astype(np.float64)
+    denominator = (model.beta + 2.0) / model.learning_rate + model.l2
+    expected = np.where(np.abs(z64) > l1, -(z64 - np.sign(z64) * l1) / denominator, 0.0)
+    assert np.count_nonzero(expected) == 2
+    assert np.array_equal(model.coef_, expected)
+    assert np.array_equal(model.decision_function(X), X @ expected[0] + model.intercept_[0])
+
+
+@pytest.mark.parametrize("engine_params", ALL_ENGINE_PARAMS)
+def test_huge_huber_targets_raise_no_warning(engine_params):
+    """Regression: the Huber loss evaluated both branches of np.where, and
+    the quadratic one overflowed (a spurious RuntimeWarning) for residuals
+    beyond 1e154, though the linear branch is the one taken."""
+    X, _ = huge_problem("huber", 1.0)
+    y = np.linspace(-1e300, 1e300, X.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = FTRLRegressor(loss="huber", epsilon=1.0, **engine_params).partial_fit(X, y)
+    # Each row's loss is |residual| - 1/2 (linear branch): close to the mean |y|.
+    residuals = np.abs(y)
+    assert_allclose(model.loss_curve_[0], np.mean(residuals - 0.5), rtol=1e-6)
+
+
 # ------------------------------------------------------------------- width
 @pytest.mark.parametrize("engine", ["numpy", pytest.param("numba", marks=needs_numba)])
 def test_two_to_the_24_columns_with_a_few_non_zeros(engine):
@@ -259,6 +469,39 @@ def test_a_million_identical_rows(engine_params):
         # different orders.
         assert_allclose(model.z_[0, 0], model.z_intercept_[0], rtol=1e-9)
         assert_allclose(model.n_[0, 0], model.n_intercept_[0], rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "engine_params, updates_per_row",
+    [
+        pytest.param({"engine": "numpy"}, 1, id="numpy"),
+        pytest.param({"engine": "numba"}, 1, id="numba", marks=needs_numba),
+        pytest.param({"batch_size": 4}, 4, id="batch_size=4"),
+    ],
+)
+def test_a_float32_n_stops_growing_near_2_to_the_24_squared_gradients(
+    engine_params, updates_per_row
+):
+    """What the docs say float32 gives up: an update adds its squared gradient
+    (a mini-batch, their sum Q) to n, and float32 drops an addition below half
+    its spacing near n, 2**-24 n. With unit gradients (Huber's, beyond
+    epsilon) n stops at 2**24 Q, where float64 goes on counting; the
+    intercept's n, always float64, counts every row."""
+    n_rows, q = 40, float(updates_per_row)
+    start = 2.0**24 * q - 8 * q  # 8 updates below the limit
+    X = np.ones((n_rows, 1))
+    y = np.full(n_rows, 1e6)  # every residual beyond epsilon: each gradient is exactly -1
+    models = {
+        dtype: FTRLRegressor(
+            loss="huber", epsilon=1.0, initial_accumulator_value=start, dtype=dtype,
+            **engine_params
+        ).partial_fit(X, y)
+        for dtype in (np.float32, np.float64)
+    }
+    assert models[np.float64].n_[0, 0] == start + n_rows
+    assert models[np.float32].n_[0, 0] == 2.0**24 * q  # 32 rows' gradients lost
+    for model in models.values():
+        assert model.n_intercept_[0] == start + n_rows
 
 
 # --------------------------------------------------------- degenerate batches

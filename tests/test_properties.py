@@ -5,6 +5,7 @@ The settings are the "ci" profile of tests/conftest.py: a fixed number of
 derandomized examples. ``--hypothesis-profile=deep`` explores more.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,9 +113,11 @@ def problems(
     min_abs=0.0,
     tasks=TASKS,
     betas=None,
+    target_exponents=(0, 0),
 ):
     """A Problem; ``min_abs`` keeps every value, target and weight either 0 or
-    at least that large in magnitude; ``betas``, a strategy, replaces beta's."""
+    at least that large in magnitude; ``betas``, a strategy, replaces beta's;
+    regression targets are scaled by 10**e, e drawn from ``target_exponents``."""
     task = draw(st.sampled_from(tasks))
     X = draw(sparse_matrices(max_rows, max_features, max_abs, exponents, min_abs))
     n_rows = X.shape[0]
@@ -126,6 +129,8 @@ def problems(
         y = draw(arrays(np.float64, n_rows, elements=reals(0.0, 20.0, min_abs)))
     else:
         y = draw(arrays(np.float64, n_rows, elements=reals(-100.0, 100.0, min_abs)))
+    if task not in ("binary", "multiclass"):
+        y = y * 10.0 ** draw(st.integers(*target_exponents))
     # Zero weights included, but not all zero: scikit-learn rejects a batch
     # whose weights are all 0 (tests/test_extreme_inputs.py checks that).
     sample_weight = draw(
@@ -158,31 +163,34 @@ def assert_same_state(got, expected):
 
 # ------------------------------------------------------------------ ranges
 @given(
-    problem=problems(max_abs=10.0, exponents=(-300, 100)),
+    # Values up to 10 * 1e307 and targets up to 100 * 1e306: near the largest float.
+    problem=problems(max_abs=10.0, exponents=(-300, 307), target_exponents=(-300, 306)),
     engine_params=st.sampled_from(ENGINE_PARAMS),
 )
 def test_predictions_are_finite_and_in_range(problem, engine_params):
     model = problem.model(**engine_params)
-    problem.learn(model)
-    problem.learn(model)  # a second pass, from a state that is no longer zero
     X = problem.X
-    for name in STATE:
-        assert np.all(np.isfinite(getattr(model, name))), name
-    assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
-    assert np.all(np.isfinite(model.loss_curve_))
-    if isinstance(model, FTRLClassifier):
-        proba = model.predict_proba(X)
-        assert np.all((proba >= 0) & (proba <= 1))
-        assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
-        log_proba = model.predict_log_proba(X)
-        assert np.all(np.isfinite(log_proba)) and np.all(log_proba <= 0)
-        assert np.all(np.isfinite(model.decision_function(X)))
-        assert np.all(np.isin(model.predict(X), model.classes_))
-    else:
-        predictions = model.predict(X)
-        assert np.all(np.isfinite(predictions))
-        if problem.task == "poisson":
-            assert np.all(predictions >= 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow or 0/0 inside
+        problem.learn(model)
+        problem.learn(model)  # a second pass, from a state that is no longer zero
+        for name in STATE:
+            assert np.all(np.isfinite(getattr(model, name))), name
+        assert np.all(np.isfinite(model.coef_)) and np.all(np.isfinite(model.intercept_))
+        assert np.all(np.isfinite(model.loss_curve_))
+        if isinstance(model, FTRLClassifier):
+            proba = model.predict_proba(X)
+            assert np.all((proba >= 0) & (proba <= 1))
+            assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+            log_proba = model.predict_log_proba(X)
+            assert np.all(np.isfinite(log_proba)) and np.all(log_proba <= 0)
+            assert np.all(np.isfinite(model.decision_function(X)))
+            assert np.all(np.isin(model.predict(X), model.classes_))
+        else:
+            predictions = model.predict(X)
+            assert np.all(np.isfinite(predictions))
+            if problem.task == "poisson":
+                assert np.all(predictions >= 0)
 
 
 # --------------------------------------------------------------- streaming

@@ -62,6 +62,7 @@ engine is any object with ``learn``, ``weights`` and ``margins`` as above.
 """
 
 import functools
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -179,8 +180,14 @@ class NumpyEngine:
             state.z_intercept.tolist(), state.n_intercept.tolist(), parameters
         )[0]
         if coef is None:
-            return _numpy_exact.margins_of_read_weights(X, state, parameters) + intercepts
-        return _numpy_exact.margins_from_weights(X, coef) + intercepts
+            margins = _numpy_exact.margins_of_read_weights(X, state, parameters) + intercepts
+        else:
+            margins = _numpy_exact.margins_from_weights(X, coef) + intercepts
+        if np.isfinite(margins).all():
+            return margins
+        # A sum of products overflowed: recomputed from rescaled products.
+        coef = self.weights(state, parameters) if coef is None else coef
+        return _numpy_exact.finite_margins(margins, X, coef, intercepts)
 
 
 class NumpyBatchEngine(NumpyEngine):
@@ -209,10 +216,19 @@ def _numba_engine():
     """The numba engine, or None when numba cannot be imported.
 
     Cached: a failing import is slow, and prediction asks on every call.
+    numba installed but failing in another way (an incompatible version, a
+    broken install) warns once, and the numpy engine is used.
     """
     try:
         from ._numba_exact import NumbaEngine
     except ImportError:
+        return None
+    except Exception as error:
+        warnings.warn(
+            f"numba is installed, but skftrl's numba engine failed to load "
+            f"({error!r}); the numpy engine is used instead.",
+            stacklevel=2,
+        )
         return None
     return NumbaEngine()
 

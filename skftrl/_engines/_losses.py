@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
 
-from ._math import MAX_EXP_ARGUMENT, MAX_EXP_MARGIN
+from ._math import LARGEST, MAX_EXP_ARGUMENT, MAX_EXP_MARGIN
 
 # The records' codes, for the scalar forms.
 LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(5)
@@ -41,7 +41,14 @@ class Loss:
         raise NotImplementedError
 
     def value(self, margins, targets):
-        """The loss of each row, shape (n_rows,), finite for finite margins."""
+        """The loss of each row, shape (n_rows,), clamped to +-LARGEST: a loss
+        beyond the float range (finite margins and targets near it can give
+        one) does not warn (of np.where's branches, both are computed)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.clip(self._value(margins, targets), -LARGEST, LARGEST)
+
+    def _value(self, margins, targets):
+        """:meth:`value` before clamping."""
         raise NotImplementedError
 
     def inverse_link(self, margins):
@@ -61,7 +68,7 @@ class LogLoss(Loss):
     def derivative(self, margins, targets):
         return expit(margins) - targets[:, None]
 
-    def value(self, margins, targets):
+    def _value(self, margins, targets):
         # -(t log(expit(m)) + (1 - t) log(expit(-m))), with
         # log(expit(-m)) = log(expit(m)) - m: one log_expit instead of two.
         m = margins[:, 0]
@@ -98,15 +105,18 @@ class Multinomial(Loss):
         derivative[np.arange(len(targets)), targets] -= 1.0
         return derivative
 
-    def value(self, margins, targets):
+    def _value(self, margins, targets):
         return logsumexp(margins, axis=1) - margins[np.arange(len(targets)), targets]
 
     def inverse_link(self, margins):
-        return softmax(margins, axis=1)
+        with np.errstate(over="ignore"):  # margins near +-1.8e308: exp(-inf) is 0
+            return softmax(margins, axis=1)
 
     def log_inverse_link(self, margins):
-        """The logarithm of :meth:`inverse_link`, without underflow."""
-        return log_softmax(margins, axis=1)
+        """The logarithm of :meth:`inverse_link`, without underflow; clamped
+        to -LARGEST, as the margins are."""
+        with np.errstate(over="ignore"):
+            return np.maximum(log_softmax(margins, axis=1), -LARGEST)
 
 
 @dataclass(frozen=True)
@@ -119,7 +129,7 @@ class SquaredError(Loss):
     def derivative(self, margins, targets):
         return margins - targets[:, None]
 
-    def value(self, margins, targets):
+    def _value(self, margins, targets):
         return 0.5 * (margins[:, 0] - targets) ** 2
 
 
@@ -137,7 +147,7 @@ class Huber(Loss):
     def derivative(self, margins, targets):
         return np.clip(margins - targets[:, None], -self.epsilon, self.epsilon)
 
-    def value(self, margins, targets):
+    def _value(self, margins, targets):
         epsilon = self.epsilon
         residual = margins[:, 0] - targets
         absolute = np.abs(residual)
@@ -159,7 +169,7 @@ class Poisson(Loss):
     def derivative(self, margins, targets):
         return np.exp(np.minimum(margins, MAX_EXP_MARGIN)) - targets[:, None]
 
-    def value(self, margins, targets):
+    def _value(self, margins, targets):
         m = np.minimum(margins[:, 0], MAX_EXP_MARGIN)
         return np.exp(m) - targets * m
 

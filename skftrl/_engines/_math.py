@@ -47,6 +47,11 @@ MAX_ABS_GRADIENT = 1e100
 # gradient is at most 1e30, so n stays finite for over 1e8 saturated rows.
 MAX_ABS_GRADIENT_FLOAT32 = 1e15
 
+# The largest float64. A margin or a loss beyond it (finite input near it can
+# give one) is clamped to it, and so is a row's weighted loss derivative, so
+# that a stored zero of X times it is 0 rather than 0 * inf = NaN.
+LARGEST = float(np.finfo(np.float64).max)
+
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
 # The smallest positive float32. A float32 state stores a positive n as at
@@ -190,6 +195,38 @@ def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_p
     return new_z, new_n
 
 
+def rescaled_margin(values, weights, intercept):
+    """The margin ``values @ weights + intercept`` of a row whose float64 sum
+    overflowed (to inf, or to inf - inf = NaN), clamped to +-LARGEST.
+
+    Each value is scaled by the power of two of the largest |value| (at least
+    1, for the intercept's input) and each weight by that of the largest
+    |weight|, so that no product exceeds 1 and the sum cannot overflow; the
+    sum is then scaled back. The result is the exact sum to rounding (terms
+    below 2**-1074 of the largest are lost). ``values`` and ``weights`` are
+    1-d arrays; numba compiles this function unchanged, so the engines give
+    the same bits.
+    """
+    largest_value, largest_weight = 1.0, abs(intercept)
+    for i in range(values.shape[0]):
+        largest_value = max(largest_value, abs(float(values[i])))
+        largest_weight = max(largest_weight, abs(weights[i]))
+    if largest_weight == 0.0:
+        return 0.0
+    value_exponent = math.frexp(largest_value)[1]
+    weight_exponent = math.frexp(largest_weight)[1]
+    total = math.ldexp(intercept, -weight_exponent) * math.ldexp(1.0, -value_exponent)
+    for i in range(values.shape[0]):
+        scaled_value = math.ldexp(float(values[i]), -value_exponent)
+        total += scaled_value * math.ldexp(weights[i], -weight_exponent)
+    if total == 0.0:
+        return 0.0
+    exponent = value_exponent + weight_exponent
+    if math.frexp(total)[1] + exponent > 1024:  # beyond LARGEST
+        return LARGEST if total > 0 else -LARGEST
+    return math.ldexp(total, exponent)
+
+
 def intercept_weights(z_intercept, n_intercept, parameters):
     """The weights and rate roots of the K intercepts (never regularized), as lists."""
     power = compiled_power(parameters.learning_rate_power)
@@ -330,6 +367,13 @@ def weights_from_state(z, n, parameters):
     # with a float32 state; no finite z exceeds the largest float anyway.
     l1 = parameters.l1
     threshold = min(l1, float(np.finfo(flat_z.dtype).max))
+    if flat_z.dtype == np.float32:
+        # numpy compares a float32 array with l1 rounded to float32; |z| > l1
+        # exactly (as the scalar weight() compares, in float64) is |z| above
+        # l1 rounded down to float32.
+        threshold = np.float32(threshold)
+        if float(threshold) > l1:
+            threshold = np.nextafter(threshold, np.float32(0))
     active = np.flatnonzero(flat_z != 0 if l1 == 0 else np.abs(flat_z) > threshold)
     flat_coef[active] = weights(
         flat_z[active].astype(np.float64, copy=False),

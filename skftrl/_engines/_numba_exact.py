@@ -5,8 +5,12 @@ non-zeros, so that numba compiles it to machine code; its formulas are
 :mod:`._math`'s and :mod:`._losses`' scalar functions, compiled unchanged. It
 is optional: importing this module needs numba (``pip install "skftrl[fast]"``).
 Compiled code is cached on disk (``cache=True``), so only the first process on
-a machine pays the compile time.
+a machine pays the compile time; where numba finds no writable cache location,
+each process compiles it.
 """
+
+import math
+import warnings
 
 import llvmlite.ir as ir
 import numpy as np
@@ -18,15 +22,45 @@ from . import NumpyEngine
 from . import _losses, _math
 from ._math import compiled_power, flat_state_and_weights, max_abs_gradient, smallest_stored_n
 
+
+
+def _cache_probe():
+    """Never run: numba's search for a cache location for this file uses it."""
+
+
+def _can_cache():
+    """Whether numba can cache this module's compiled code on disk.
+
+    numba caches next to the module (``__pycache__``), in ``NUMBA_CACHE_DIR``
+    or in the user's cache directory, and ``cache=True`` raises a
+    RuntimeError ("cannot cache function ...: no locator available") when
+    none is writable, as on a read-only install. The code then compiles in
+    each process instead, with one warning saying how to cache it.
+    """
+    try:
+        njit(cache=True)(_cache_probe)
+    except RuntimeError as error:
+        warnings.warn(
+            f"skftrl's numba engine cannot cache its compiled code ({error}): it "
+            "compiles in each process that uses it, which takes a few seconds. "
+            "Set the environment variable NUMBA_CACHE_DIR to a writable "
+            "directory to cache it.",
+            stacklevel=2,
+        )
+        return False
+    return True
+
+
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
 # adds a branch raising ZeroDivisionError to every division.
-compile = njit(cache=True, error_model="numpy")
+compile = njit(cache=_can_cache(), error_model="numpy")
 
 _rate_root = compile(_math.rate_root_scalar)
 _weight = compile(_math.weight)
 _step = compile(_math.step)
 _clip = compile(_math.clip)
+_rescaled_margin = compile(_math.rescaled_margin)
 _scalar_derivative = compile(_losses.scalar_derivative)
 _softmax_derivative = compile(_losses.softmax_derivative)
 
@@ -167,13 +201,17 @@ def _pass(
                 margin[k] += data[j] * weight
         for k in range(n_outputs):
             margin[k] += intercept_weights[k]
+            if not math.isfinite(margin[k]):
+                margin[k] = _rescaled_margin(
+                    data[start:end], row_weights[: end - start, k], intercept_weights[k]
+                )
 
         if several_outputs is None:
             derivative[0] = _scalar_derivative(loss_code, margin[0], targets[row], epsilon)
         else:
             _softmax_derivative(margin, targets[row], derivative)
         for k in range(n_outputs):
-            derivative[k] *= sample_weight[row]
+            derivative[k] = _clip(derivative[k] * sample_weight[row], _math.LARGEST)
         for j in range(start, end):
             column = indices[j]
             if undo_columns is not None:

@@ -45,7 +45,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
     consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
     batches = _BatchReader(X, batch_size)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
-    with np.errstate(over="ignore"):
+    # Gradients beyond float64 are clipped and margins that overflow are
+    # recomputed (see _numpy_exact): those overflows do not warn.
+    with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, len(rows), batch_size):
             batch_rows = rows[first : first + batch_size]
             n_batch = len(batch_rows)
@@ -65,12 +67,18 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
                 _times(values, w_touched[group_of_value]), row_of_value, n_batch
             ).reshape(n_batch, n_outputs)
             batch_margins += w_intercept
+            if not np.isfinite(batch_margins).all():
+                _rescale_margins(
+                    batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
+                )
             derivative = loss.derivative(batch_margins, targets[selected])
             if single_output:
                 derivative = derivative[:, 0]
             if not unit_weights:
                 row_weights = sample_weight[selected]
                 derivative *= row_weights if single_output else row_weights[:, None]
+            if not never_clip:  # an unbounded derivative, or times a weight, may overflow
+                np.clip(derivative, -_math.LARGEST, _math.LARGEST, out=derivative)
             gradient = _times(values, derivative[row_of_value])
             # Clipping only when some |value * derivative| may exceed the bound.
             clip = not never_clip and np.abs(derivative).max() * largest_input > bound
@@ -111,6 +119,16 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     return margins
+
+
+def _rescale_margins(margins, values, w_touched, group_of_value, row_of_value, intercepts):
+    """The batch's margins whose sum overflowed, recomputed by :func:`._math.rescaled_margin`."""
+    w_touched = w_touched.reshape(len(w_touched), -1)  # (touched, K)
+    for row, k in zip(*np.nonzero(~np.isfinite(margins))):
+        in_row = row_of_value == row
+        margins[row, k] = _math.rescaled_margin(
+            values[in_row], w_touched[group_of_value[in_row], k], intercepts[k]
+        )
 
 
 def _times(values, factors):

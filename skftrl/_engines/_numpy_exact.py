@@ -6,12 +6,15 @@ coordinates (and the intercepts) are read and written. The formulas are
 :mod:`._math`'s and :mod:`._losses`'; this module only moves the state.
 """
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
 from ._losses import scalar_derivative
 from ._math import (
     FLOAT64,
+    LARGEST,
     clip,
     clip_gradient,
     compiled_power,
@@ -21,6 +24,7 @@ from ._math import (
     max_abs_gradient,
     rate_root,
     rate_root_scalar,
+    rescaled_margin,
     smallest_stored_n,
     step,
     step_intercepts,
@@ -72,8 +76,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # A gradient d * x beyond float64 becomes inf and is then clipped to
-    # the bound: that overflow is expected, so it does not warn.
-    with np.errstate(over="ignore"):
+    # the bound, and a margin whose sum overflows (to inf, or inf - inf = NaN)
+    # is recomputed: those are expected, so they do not warn.
+    with np.errstate(over="ignore", invalid="ignore"):
         for position, row in enumerate(rows.tolist()):
             start, end = indptr[row], indptr[row + 1]
             columns = indices[start:end]
@@ -92,10 +97,14 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 w_intercept = weight(intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0)
                 # np.dot costs less than the @ operator on a few values.
                 margin = float(np.dot(values, w_row)) + w_intercept
+                if not math.isfinite(margin):
+                    margin = rescaled_margin(values, w_row, w_intercept)
                 margins[position, 0] = margin
                 derivative = weights_list[row] * scalar_derivative(
                     code, margin, targets_list[row], epsilon
                 )
+                if abs(derivative) > LARGEST:
+                    derivative = math.copysign(LARGEST, derivative)
                 gradient = values * (derivative if float_factor else np.float64(derivative))
                 largest_derivative = smallest_derivative = abs(derivative)
             else:
@@ -104,6 +113,11 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 )
                 margin = margins[position : position + 1]  # a view, shape (1, K)
                 np.add(values @ w_row, w_intercept, out=margin[0])
+                if not np.isfinite(margin).all():
+                    margin[0] = [
+                        rescaled_margin(values, w_row[:, k], w_intercept[k])
+                        for k in range(n_outputs)
+                    ]
                 derivative = sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
                 derivatives = derivative.tolist()
                 gradient = values[:, None] * derivative
@@ -152,6 +166,18 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                     parameters,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
+    return margins
+
+
+def finite_margins(margins, X, coef, intercepts):
+    """``margins = X @ coef.T + intercepts`` (shape (n_rows, K)), with each one
+    whose sum overflowed recomputed by :func:`._math.rescaled_margin`."""
+    X = sp.csr_matrix(X)
+    for row, k in zip(*np.nonzero(~np.isfinite(margins))):
+        start, end = X.indptr[row], X.indptr[row + 1]
+        margins[row, k] = rescaled_margin(
+            X.data[start:end], coef[k, X.indices[start:end]], float(intercepts[k])
+        )
     return margins
 
 
