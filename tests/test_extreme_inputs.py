@@ -409,6 +409,12 @@ def test_two_to_the_24_columns_with_a_few_non_zeros(engine):
     wide.partial_fit(X[:1000], y[:1000], classes=[0, 1])
     assert wide.z_.dtype == np.float32 and wide.z_.nbytes == width * 4  # 64 MiB each
 
+    # A throwaway model's two calls compile (numba) both kinds of pass, the
+    # first on a new state and a later one that records what it overwrites,
+    # so that the call measured below allocates only what every call does.
+    warm = FTRLClassifier(engine=engine, dtype=np.float32, l1=0.5)
+    warm.partial_fit(X[:10], y[:10], classes=[0, 1]).partial_fit(X[10:20], y[10:20])
+
     tracemalloc.start()
     wide.partial_fit(X[1000:], y[1000:])
     _, peak = tracemalloc.get_traced_memory()
