@@ -1,5 +1,7 @@
-"""pytest collects doctests from skftrl/ too; the numba engine's module needs numba."""
+"""pytest collects doctests from skftrl/ too; the numba engines' modules need numba."""
 
 import importlib.util
 
-collect_ignore = [] if importlib.util.find_spec("numba") else ["skftrl/_engines/_numba_exact.py"]
+NUMBA_MODULES = ["skftrl/_engines/_numba_exact.py", "skftrl/_engines/_fm_numba.py"]
+
+collect_ignore = [] if importlib.util.find_spec("numba") else NUMBA_MODULES
