@@ -25,7 +25,6 @@ import scipy.sparse as sp
 
 from . import NumpyEngine, Parameters, UndoLog, check_engine
 from ._math import (
-    clip,
     clip_gradient,
     compiled_power,
     constants,
@@ -35,7 +34,7 @@ from ._math import (
     rate_root,
     rate_root_scalar,
     smallest_stored_n,
-    step_intercepts,
+    step_intercepts_by_derivatives,
     update_coordinates,
     weights,
     weights_from_state,
@@ -235,14 +234,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 smallest_n,
             )
             if parameters.fit_intercept:
-                clipped = [clip(d, bound) for d in derivatives]
-                step_intercepts(
+                step_intercepts_by_derivatives(
                     intercept_z,
                     intercept_n,
                     root_n_intercept,
                     w_intercept,
-                    clipped,
-                    [d * d for d in clipped],
+                    derivatives,
+                    bound,
                     parameters,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n

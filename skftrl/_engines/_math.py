@@ -259,6 +259,17 @@ def step_intercepts(z_intercept, n_intercept, roots, weights, gradients, squared
         )
 
 
+def step_intercepts_by_derivatives(
+    z_intercept, n_intercept, roots, weights, derivatives, bound, parameters
+):
+    """:func:`step_intercepts` of one row: each output's loss derivative (the
+    intercept's gradient, its input being 1) clipped to ``bound``."""
+    clipped = [clip(d, bound) for d in derivatives]
+    step_intercepts(
+        z_intercept, n_intercept, roots, weights, clipped, [d * d for d in clipped], parameters
+    )
+
+
 # --------------------------------------------------- the array formulas
 def rate_root(n, learning_rate_power=PAPER_LEARNING_RATE_POWER):
     """:func:`rate_root_scalar` elementwise: ``sqrt(n)`` for the paper's -0.5 (or None)."""

@@ -27,7 +27,7 @@ from ._math import (
     rescaled_margin,
     smallest_stored_n,
     step,
-    step_intercepts,
+    step_intercepts_by_derivatives,
     update_coordinates,
     weight,
     weights,
@@ -155,14 +155,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                     0.0,  # the intercept's state is float64
                 )
             else:
-                clipped = [clip(d, bound) for d in derivatives]
-                step_intercepts(
+                step_intercepts_by_derivatives(
                     intercept_z,
                     intercept_n,
                     root_n_intercept,
                     w_intercept,
-                    clipped,
-                    [d * d for d in clipped],
+                    derivatives,
+                    bound,
                     parameters,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
