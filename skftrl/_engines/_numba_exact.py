@@ -20,6 +20,7 @@ from numba.extending import intrinsic
 
 from . import NumpyEngine
 from . import _losses, _math
+from ._fm_numpy import MAX_ABS_FACTOR_TERM
 from ._math import compiled_power, flat_state_and_weights, max_abs_gradient, smallest_stored_n
 
 
@@ -54,7 +55,23 @@ def _can_cache():
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
 # adds a branch raising ZeroDivisionError to every division.
-compile = njit(cache=_can_cache(), error_model="numpy")
+_CACHE = _can_cache()
+compile = njit(cache=_CACHE, error_model="numpy")
+# The per-row steps, inlined into the passes that call them (numba's own
+# inlining): a call per row and step would otherwise pass each array's
+# descriptor, and the one-output pass could not fold its constant K into them.
+compile_inline = njit(cache=_CACHE, error_model="numpy", inline="always")
+
+
+def compiled_rates(parameters):
+    """The ``rates`` tuple of the compiled passes (see the per-row steps below)."""
+    return (
+        float(parameters.learning_rate),
+        float(parameters.beta),
+        float(parameters.l1),
+        float(parameters.l2),
+        compiled_power(parameters.learning_rate_power),
+    )
 
 _rate_root = compile(_math.rate_root_scalar)
 _weight = compile(_math.weight)
@@ -124,129 +141,256 @@ def _prefetch_row(indptr, indices, rows, position, state_by_feature, rows_ahead)
 
 
 @compile
-def _pass(
-    indptr,
-    indices,
-    data,
-    targets,
-    sample_weight,
-    rows,
-    z_by_feature,
-    n_by_feature,
-    z_intercept,
-    n_intercept,
-    loss_code,
-    learning_rate,
-    beta,
-    l1,
-    l2,
-    fit_intercept,
-    epsilon,
-    learning_rate_power,
-    bound,
-    smallest_n,
-    margins,
-    several_outputs,
-    rows_ahead,
-    undo_columns,
-    undo_z,
-    undo_n,
-):
-    """The pass over ``rows``; the state by feature, shape (F, K); margins (len(rows), K).
+def _longest_row(indptr, rows):
+    """The largest number of non-zeros among ``rows``: the size of the row buffers."""
+    longest = 0
+    for row in rows:
+        longest = max(longest, indptr[row + 1] - indptr[row])
+    return longest
+
+
+# The per-row steps below are shared by the linear pass and the factorization
+# machine's (``_fm_numba``). Their arguments: ``K`` the number of outputs (the
+# constant 1 for one output, so that the loops over outputs compile away);
+# ``rates`` the tuple (learning_rate, beta, l1, l2, learning_rate_power);
+# ``state`` the tuple (z_by_feature, n_by_feature), shape (F, K) each; ``start``
+# and ``end`` the bounds of the row's non-zeros in ``indices`` and ``data``;
+# ``kept`` the tuple (root_n, weights) of the row's coordinates, shape
+# (longest row, K) each, written by the margin and read by the step.
+
+
+@compile_inline
+def _linear_margin(K, rates, state, start, end, indices, data, kept, z_intercept, n_intercept,
+                   intercept_kept, margin):
+    """The row's linear margin ``x . w + b`` into ``margin`` (K,), keeping the
+    rate roots and weights of its coordinates and intercepts for the step; a
+    sum that overflows is recomputed by :func:`._math.rescaled_margin`."""
+    learning_rate, beta, l1, l2, power = rates
+    z_by_feature, n_by_feature = state
+    row_root_n, row_weights = kept
+    intercept_root_n, intercept_weights = intercept_kept
+    for k in range(K):
+        intercept_root_n[k] = _rate_root(n_intercept[k], power)
+        intercept_weights[k] = _weight(
+            z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
+        )
+        margin[k] = 0.0
+    for j in range(start, end):
+        column = indices[j]
+        for k in range(K):
+            # A float32 state is computed on in float64, as in the numpy engine.
+            root_n = _rate_root(np.float64(n_by_feature[column, k]), power)
+            weight = _weight(
+                np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
+            )
+            row_root_n[j - start, k] = root_n
+            row_weights[j - start, k] = weight
+            margin[k] += data[j] * weight
+    for k in range(K):
+        margin[k] += intercept_weights[k]
+        if not math.isfinite(margin[k]):
+            margin[k] = _rescaled_margin(
+                data[start:end], row_weights[: end - start, k], intercept_weights[k]
+            )
+
+
+@compile_inline
+def _row_derivative(K, loss_code, margin, target, epsilon, sample_weight, derivative):
+    """The loss derivative in each margin, times the row's weight, into ``derivative``."""
+    if K == 1:
+        derivative[0] = _scalar_derivative(loss_code, margin[0], target, epsilon)
+    else:
+        _softmax_derivative(margin, target, derivative)
+    for k in range(K):
+        derivative[k] = _clip(derivative[k] * sample_weight, _math.LARGEST)
+
+
+@compile_inline
+def _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound, smallest_n,
+                 undo, recorded):
+    """The z/n step of each linear coordinate of the row. When ``undo`` (the
+    tuple (columns, z, n) of an UndoLog's arrays) is not None, each
+    coordinate's old values are recorded first, from index ``recorded`` on;
+    returns the new number of records."""
+    learning_rate, _, _, _, power = rates
+    z_by_feature, n_by_feature = state
+    row_root_n, row_weights = kept
+    for j in range(start, end):
+        column = indices[j]
+        if undo is not None:
+            undo[0][recorded] = column
+            for k in range(K):
+                undo[1][recorded, k] = z_by_feature[column, k]
+                undo[2][recorded, k] = n_by_feature[column, k]
+            recorded += 1
+        for k in range(K):
+            gradient = _clip(data[j] * derivative[k], bound)
+            z_by_feature[column, k], n_by_feature[column, k] = _step(
+                np.float64(z_by_feature[column, k]), np.float64(n_by_feature[column, k]),
+                row_root_n[j - start, k], row_weights[j - start, k], gradient,
+                gradient * gradient, learning_rate, power, smallest_n,
+            )
+    return recorded
+
+
+@compile_inline
+def _step_intercepts(K, rates, z_intercept, n_intercept, intercept_kept, derivative, bound):
+    """The z/n step of each intercept (a float64 state) from the row's derivative."""
+    learning_rate, _, _, _, power = rates
+    root_n, weights = intercept_kept
+    for k in range(K):
+        gradient = _clip(derivative[k], bound)
+        z_intercept[k], n_intercept[k] = _step(
+            z_intercept[k], n_intercept[k], root_n[k], weights[k], gradient,
+            gradient * gradient, learning_rate, power, 0.0,
+        )
+
+
+# The factorization machine's per-row steps (the model of docs/fm_math.rst),
+# with, beside the arguments named above: ``factor_rates`` the factors' ``rates`` tuple (their
+# learning rate, beta, no l1 or l2, learning_rate_power); ``factor_state`` the
+# tuple (z_factors, n_factors), shape (K, F, k) each; ``factor_kept`` the
+# tuple (root_n, factors) of the row's factors, shape (longest row, K, k);
+# ``sums`` the row's sums s_f = sum_i v_{i,f} x_i and of their squared terms,
+# shape (K, k) each.
+
+
+def compiled_factor_rates(parameters):
+    """The factors' ``rates`` tuple: their own learning rate, and no l1 or l2
+    (the factor penalty is ``factor_l2``, in their gradient)."""
+    return (
+        float(parameters.factor_learning_rate),
+        float(parameters.beta),
+        0.0,
+        0.0,
+        compiled_power(parameters.learning_rate_power),
+    )
+
+
+@compile_inline
+def _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
+                         sums, margin):
+    """Add the row's pairwise term ``sum_f (s_f**2 - sum_i (v_{i,f} x_i)**2) / 2``
+    to ``margin``, in O(k * nnz), keeping the factors, their rate roots and the
+    sums ``s_f`` for the step. ``sums`` is the tuple (s, squares) of
+    scratch arrays of shape (K, k)."""
+    learning_rate, beta, _, _, power = factor_rates
+    z_factors, n_factors = factor_state
+    row_root_n, row_factors = factor_kept
+    total, squares = sums
+    total[:] = 0.0
+    squares[:] = 0.0
+    for j in range(start, end):
+        column = indices[j]
+        for k in range(K):
+            for f in range(z_factors.shape[2]):
+                root_n = _rate_root(np.float64(n_factors[k, column, f]), power)
+                factor = _weight(np.float64(z_factors[k, column, f]), root_n, learning_rate, beta,
+                                 0.0, 0.0)
+                row_root_n[j - start, k, f] = root_n
+                row_factors[j - start, k, f] = factor
+                term = _clip(data[j] * factor, MAX_ABS_FACTOR_TERM)
+                total[k, f] += term
+                squares[k, f] += term * term
+    for k in range(K):
+        pairwise = 0.0
+        for f in range(z_factors.shape[2]):
+            pairwise += total[k, f] * total[k, f] - squares[k, f]
+        margin[k] += 0.5 * pairwise
+
+
+@compile_inline
+def _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept, sums,
+                  derivative, factor_l2, bound, smallest_n, factor_undo, recorded):
+    """The z/n step of each factor of the row. When ``factor_undo`` (the tuple
+    (z_factors, n_factors) of an FMUndoLog's arrays) is not None, each
+    column's old factors are recorded first, from index ``recorded`` on, as
+    ``_step_linear`` records its linear coordinates."""
+    learning_rate, _, _, _, power = factor_rates
+    z_factors, n_factors = factor_state
+    row_root_n, row_factors = factor_kept
+    for j in range(start, end):
+        column = indices[j]
+        value = data[j]
+        for k in range(K):
+            gradient = _clip(value * derivative[k], bound)
+            for f in range(z_factors.shape[2]):
+                if factor_undo is not None:
+                    factor_undo[0][recorded + j - start, k, f] = z_factors[k, column, f]
+                    factor_undo[1][recorded + j - start, k, f] = n_factors[k, column, f]
+                # d x_i (s_f - v_{i,f} x_i) + factor_l2 v_{i,f}
+                factor = row_factors[j - start, k, f]
+                term = _clip(value * factor, MAX_ABS_FACTOR_TERM)
+                factor_gradient = _clip(
+                    gradient * (sums[0][k, f] - term) + factor_l2 * factor, bound
+                )
+                z_factors[k, column, f], n_factors[k, column, f] = _step(
+                    np.float64(z_factors[k, column, f]), np.float64(n_factors[k, column, f]),
+                    row_root_n[j - start, k, f], factor, factor_gradient,
+                    factor_gradient * factor_gradient, learning_rate, power, smallest_n,
+                )
+
+
+@compile
+def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercept, n_intercept,
+          loss_code, rates, fit_intercept, epsilon, bound, smallest_n, margins, several_outputs,
+          rows_ahead, undo, factors, factor_undo):
+    """The pass over ``rows``; margins (len(rows), K); the other arguments as
+    the per-row steps above name them.
 
     ``several_outputs`` is None for one output: numba then compiles a version
     in which K is the constant 1, and its loops over outputs disappear.
     ``rows_ahead`` is None for no prefetching (pruned when compiled, too).
-    ``undo_columns`` (None: no record) and ``undo_z``, ``undo_n`` receive the
-    old values of each coordinate before its change (see UndoLog); returns
-    the number of records.
+    ``undo`` is None for no record; returns the number of records.
+    ``factors`` is None for the linear model, and for a factorization
+    machine the tuple (factor_state, factor_rates, factor_l2); numba
+    compiles the linear model's pass without the factors' steps.
+    ``factor_undo`` is None for no record of the factors. (Both are
+    arguments of their own: numba leaves out the code for a None only when
+    it tests an argument.)
     """
     if several_outputs is None:
-        n_outputs = 1
+        K = 1
     else:
-        n_outputs = z_by_feature.shape[1]
-    longest_row = 0
-    for row in rows:
-        longest_row = max(longest_row, indptr[row + 1] - indptr[row])
-    # The weights and rate roots (sqrt(n)) of the current row, reused by its update.
-    row_weights = np.empty((longest_row, n_outputs))
-    row_root_n = np.empty((longest_row, n_outputs))
-    intercept_weights = np.empty(n_outputs)
-    intercept_root_n = np.empty(n_outputs)
-    derivative = np.empty(n_outputs)
-    first_output_z = z_by_feature[:, 0]
+        K = state[0].shape[1]
+    longest_row = _longest_row(indptr, rows)
+    kept = (np.empty((longest_row, K)), np.empty((longest_row, K)))
+    intercept_kept = (np.empty(K), np.empty(K))
+    derivative = np.empty(K)
+    # One address per feature in each array prefetched: the first output's
+    # weight and first factor (the others share or neighbour its cache line).
+    first_z = state[0][:, 0]
+    if factors is not None:
+        factor_state, factor_rates, factor_l2 = factors
+        shape = (longest_row, K, factor_state[0].shape[2])
+        factor_kept = (np.empty(shape), np.empty(shape))
+        sums = (np.empty(shape[1:]), np.empty(shape[1:]))
+        first_z_factors = factor_state[0][0, :, 0]
+        first_n_factors = factor_state[1][0, :, 0]
     recorded = 0
     for position in range(rows.shape[0]):
         if rows_ahead is not None:
-            _prefetch_row(indptr, indices, rows, position, first_output_z, rows_ahead)
+            _prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
+            if factors is not None:
+                _prefetch_row(indptr, indices, rows, position, first_z_factors, rows_ahead)
+                _prefetch_row(indptr, indices, rows, position, first_n_factors, rows_ahead)
         row = rows[position]
         start, end = indptr[row], indptr[row + 1]
         margin = margins[position]
-        for k in range(n_outputs):
-            intercept_root_n[k] = _rate_root(n_intercept[k], learning_rate_power)
-            intercept_weights[k] = _weight(
-                z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
-            )
-            margin[k] = 0.0
-        for j in range(start, end):
-            column = indices[j]
-            for k in range(n_outputs):
-                # A float32 state is computed on in float64, as in the numpy engine.
-                root_n = _rate_root(np.float64(n_by_feature[column, k]), learning_rate_power)
-                weight = _weight(
-                    np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
-                )
-                row_root_n[j - start, k] = root_n
-                row_weights[j - start, k] = weight
-                margin[k] += data[j] * weight
-        for k in range(n_outputs):
-            margin[k] += intercept_weights[k]
-            if not math.isfinite(margin[k]):
-                margin[k] = _rescaled_margin(
-                    data[start:end], row_weights[: end - start, k], intercept_weights[k]
-                )
-
-        if several_outputs is None:
-            derivative[0] = _scalar_derivative(loss_code, margin[0], targets[row], epsilon)
-        else:
-            _softmax_derivative(margin, targets[row], derivative)
-        for k in range(n_outputs):
-            derivative[k] = _clip(derivative[k] * sample_weight[row], _math.LARGEST)
-        for j in range(start, end):
-            column = indices[j]
-            if undo_columns is not None:
-                undo_columns[recorded] = column
-                for k in range(n_outputs):
-                    undo_z[recorded, k] = z_by_feature[column, k]
-                    undo_n[recorded, k] = n_by_feature[column, k]
-                recorded += 1
-            for k in range(n_outputs):
-                gradient = _clip(data[j] * derivative[k], bound)
-                z_by_feature[column, k], n_by_feature[column, k] = _step(
-                    np.float64(z_by_feature[column, k]),
-                    np.float64(n_by_feature[column, k]),
-                    row_root_n[j - start, k],
-                    row_weights[j - start, k],
-                    gradient,
-                    gradient * gradient,
-                    learning_rate,
-                    learning_rate_power,
-                    smallest_n,
-                )
+        _linear_margin(K, rates, state, start, end, indices, data, kept, z_intercept, n_intercept,
+                       intercept_kept, margin)
+        if factors is not None:
+            _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data,
+                                 factor_kept, sums, margin)
+        _row_derivative(K, loss_code, margin, targets[row], epsilon, sample_weight[row],
+                        derivative)
+        if factors is not None:
+            _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
+                          sums, derivative, factor_l2, bound, smallest_n, factor_undo, recorded)
+        recorded = _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound,
+                                smallest_n, undo, recorded)
         if fit_intercept:
-            for k in range(n_outputs):
-                gradient = _clip(derivative[k], bound)
-                z_intercept[k], n_intercept[k] = _step(
-                    z_intercept[k],
-                    n_intercept[k],
-                    intercept_root_n[k],
-                    intercept_weights[k],
-                    gradient,
-                    gradient * gradient,
-                    learning_rate,
-                    learning_rate_power,
-                    0.0,  # the intercept's state is float64
-                )
+            _step_intercepts(K, rates, z_intercept, n_intercept, intercept_kept, derivative, bound)
     return recorded
 
 
@@ -267,8 +411,9 @@ class NumbaEngine(NumpyEngine):
     whole_weights_cost = 1 / 16
 
     def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
-        z, n, z_intercept, n_intercept = state
+        z, n = state.z, state.n
         margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
+        state_bytes = sum(array.nbytes for array in state)
         recorded = _pass(
             X.indptr,
             X.indices,
@@ -276,28 +421,28 @@ class NumbaEngine(NumpyEngine):
             np.asarray(targets, dtype=np.float64),
             sample_weight,
             np.asarray(rows, dtype=np.intp),
-            z.T,
-            n.T,
-            z_intercept,
-            n_intercept,
+            (z.T, n.T),
+            state.z_intercept,
+            state.n_intercept,
             parameters.loss.code,
-            float(parameters.learning_rate),
-            float(parameters.beta),
-            float(parameters.l1),
-            float(parameters.l2),
+            compiled_rates(parameters),
             bool(parameters.fit_intercept),
             float(parameters.loss.epsilon),
-            compiled_power(parameters.learning_rate_power),
             max_abs_gradient(z.dtype),
             smallest_stored_n(z.dtype),
             margins,
             None if z.shape[0] == 1 else True,
-            PREFETCH_ROWS_AHEAD if 2 * z.nbytes > PREFETCH_STATE_BYTES else None,
-            *((None, None, None) if undo is None else (undo.columns, undo.z, undo.n)),
+            PREFETCH_ROWS_AHEAD if state_bytes > PREFETCH_STATE_BYTES else None,
+            None if undo is None else (undo.columns, undo.z, undo.n),
+            *self.factor_arguments(state, parameters, undo),
         )
         if undo is not None:
             undo.used = recorded
         return margins
+
+    def factor_arguments(self, state, parameters, undo):
+        """The pass's ``factors`` and ``factor_undo``: None for the linear model."""
+        return None, None
 
     def weights(self, state, parameters):
         """One compiled pass over the state: numpy needs several (a mask,
