@@ -212,6 +212,9 @@ class BaseFTRL(BaseEstimator):
         "engine": [StrOptions({"auto", "numpy", "numba"})],
         "dtype": [Options(type, {np.float64, np.float32})],
     }
+    # Parameters read only when a state is created (besides dtype, which the
+    # state's arrays record): _init_state records them, each pass checks them.
+    _STATE_PARAMETERS = ("initial_accumulator_value",)
 
     def __getstate__(self):
         # A saved (pickled, joblib, skops) or deep-copied model keeps only the
@@ -335,6 +338,7 @@ class BaseFTRL(BaseEstimator):
         records of training.
         """
         self._check_initial_accumulator_value()
+        self._state_parameters = {name: getattr(self, name) for name in self._STATE_PARAMETERS}
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
         self.z_, self.n_ = _read_only(z), _read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
@@ -433,13 +437,10 @@ class BaseFTRL(BaseEstimator):
             _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
         )
 
-    def _undo_log(self, state, X, rows):
-        """The record of what a pass over ``rows`` of X changes in ``state``."""
-        return UndoLog(state, X, rows)
-
-    def _pass(self, X, targets, sample_weight, rows):
-        """One pass over ``rows``; returns each row's margin before it was learned."""
-        engine = self._engine()
+    def _check_state_parameters(self):
+        """Refuse, before a pass, a parameter changed since the state was
+        created that applies only when a state is created (``dtype`` and
+        those of ``_STATE_PARAMETERS``): ignoring it would be silent."""
         if self.z_.dtype != np.dtype(self.dtype):
             raise ValueError(
                 f"dtype={np.dtype(self.dtype).name} differs from the state's "
@@ -447,6 +448,24 @@ class BaseFTRL(BaseEstimator):
                 "created. Fit a new state (fit with warm_start=False), or set "
                 "dtype back."
             )
+        # A model pickled before this record existed has none to check.
+        for name, created_with in getattr(self, "_state_parameters", {}).items():
+            if getattr(self, name) != created_with:
+                raise ValueError(
+                    f"{name}={getattr(self, name)!r} differs from {created_with!r}, the "
+                    f"value the state was created with: {name} applies only when a state "
+                    f"is created. Fit a new state (fit with warm_start=False), or set "
+                    f"{name} back."
+                )
+
+    def _undo_log(self, state, X, rows):
+        """The record of what a pass over ``rows`` of X changes in ``state``."""
+        return UndoLog(state, X, rows)
+
+    def _pass(self, X, targets, sample_weight, rows):
+        """One pass over ``rows``; returns each row's margin before it was learned."""
+        engine = self._engine()
+        self._check_state_parameters()
         state = self._writable_state()
         undo = None
         call = _TRAINING_CALL.get()

@@ -96,6 +96,8 @@ class _FactorizationMachine:
     def _prediction_engine(self):
         return fm_prediction_engine(self.engine)
 
+    _STATE_PARAMETERS = ("initial_accumulator_value", "n_components", "init_stdev")
+
     def _init_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""
         super()._init_state(n_outputs, n_features)

@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss
 
-from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 
 needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
@@ -254,3 +254,39 @@ def test_batch_size_and_engine_changed_between_calls_are_applied():
     assert_same_state(changed, batched, rtol=0, atol=0)
     exact.partial_fit(X_train[second], y_train[second])
     assert not np.array_equal(changed.z_, exact.z_)
+
+
+@pytest.mark.parametrize(
+    "make_model, name, value",
+    [
+        (lambda: FTRLClassifier(engine="numpy"), "initial_accumulator_value", 0.1),
+        (lambda: FTRLRegressor(engine="numpy", batch_size=2), "initial_accumulator_value", 1.0),
+        (lambda: FMClassifier(engine="numpy"), "initial_accumulator_value", 0.1),
+        (lambda: FMClassifier(engine="numpy"), "n_components", 3),
+        (lambda: FMRegressor(engine="numpy"), "init_stdev", 0.5),
+    ],
+)
+def test_a_parameter_of_the_state_s_creation_changed_later_is_rejected(make_model, name, value):
+    # Like dtype: these are read only when a state is created, so a later
+    # partial_fit or warm-start fit refuses a new value, changing nothing.
+    X, y = np.eye(4), np.array([0, 1, 0, 1])
+    model = make_model()
+    original = model.get_params()[name]
+    fit_kwargs = {"classes": [0, 1]} if hasattr(model, "predict_proba") else {}
+    model.partial_fit(X, y, **fit_kwargs)
+    before = {key: np.copy(array) for key, array in model.__dict__.items()
+              if isinstance(array, np.ndarray)}
+    model.set_params(**{name: value})
+    with pytest.raises(ValueError, match=f"{name}={value!r} differs from"):
+        model.partial_fit(X, y)
+    with pytest.raises(ValueError, match=f"{name}={value!r} differs from"):
+        model.set_params(warm_start=True).fit(X, y)
+    for key, array in before.items():
+        assert np.array_equal(getattr(model, key), array), key
+    assert model.n_samples_seen_ == 4
+    # Set back, it learns on; a new state takes the new value.
+    model.set_params(**{name: original}).partial_fit(X, y)
+    assert model.n_samples_seen_ == 8
+    model.set_params(**{name: value, "warm_start": False}).fit(X, y)
+    assert model._state_parameters[name] == value
+    model.partial_fit(X, y)
