@@ -458,23 +458,29 @@ class BaseFTRL(BaseEstimator):
                     f"{name} back."
                 )
 
+    def _undo_log(self, state, X, rows):
+        """The record of what a pass over ``rows`` of X changes in ``state``."""
+        return UndoLog(state, X, rows)
+
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = self._engine()
         self._check_state_parameters()
         state = self._writable_state()
+        undo = None
         call = _TRAINING_CALL.get()
         # A state made by this call is dropped on failure; a pass over rows
         # another log of the call covers changes nothing that log does not restore.
         if call is not None and call.fresh_z is not self.z_:
             if not any(undo_log.covers(X, rows) for undo_log in call.undo_logs):
-                call.undo_logs.append(UndoLog(state, X, rows))
+                undo = self._undo_log(state, X, rows)
+                call.undo_logs.append(undo)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
         # during it.
         cache = self._cache()
         cache.clear()
-        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows)
+        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows, undo)
         cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins

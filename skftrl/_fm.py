@@ -17,6 +17,7 @@ from ._classifier import FTRLClassifier
 from ._engines._fm_numpy import (
     FMParameters,
     FMState,
+    FMUndoLog,
     empty_factor_state,
     fm_prediction_engine,
     get_fm_engine,
@@ -88,6 +89,9 @@ class _FactorizationMachine:
 
     def _engine(self):
         return get_fm_engine(self.engine, self.batch_size)
+
+    def _undo_log(self, state, X, rows):
+        return FMUndoLog(state, X, rows)
 
     def _prediction_engine(self):
         return fm_prediction_engine(self.engine)

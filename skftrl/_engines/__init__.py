@@ -9,13 +9,15 @@ engine through three calls, all taking a state record and a
     ``ValueError`` for ``"numba"`` with ``batch_size > 1`` and ``ImportError``
     for ``"numba"`` without numba (:func:`check_engine` raises the same,
     for parameter validation).
-``engine.learn(state, parameters, X, targets, sample_weight, rows)``
+``engine.learn(state, parameters, X, targets, sample_weight, rows, undo=None)``
     One pass over ``rows`` of the canonical CSR ``X`` (sorted, summed
     indices), in the order given, updating ``state`` in place (its arrays
     must be writable); returns each row's margins *before* it was learned
     from, shape ``(len(rows), K)`` (progressive validation). ``targets`` are
     0/1 for ``log_loss``, class indices for ``multinomial``, reals otherwise;
-    ``sample_weight`` multiplies each row's loss derivative.
+    ``sample_weight`` multiplies each row's loss derivative. With an
+    :class:`UndoLog` as ``undo``, the pass records in it the old values of
+    every coordinate before changing it.
 ``engine.weights(state, parameters)``
     The closed-form weights of the whole state, float64 of shape ``(K, F)``.
 ``engine.margins(X, state, parameters, coef=None)``
@@ -27,8 +29,8 @@ The state of a linear model with ``K`` outputs over ``F`` features is a
 :class:`LinearState`: ``z``, ``n`` of shape ``(K, F)`` (float64 or float32,
 computed on in float64; fastest as :func:`new_state` lays them out) and the
 intercepts' ``z_intercept``, ``n_intercept`` of shape ``(K,)`` (float64).
-:class:`UndoLog` keeps, before a pass, what the pass can overwrite, so that
-the estimator can put it back if the call fails.
+:class:`UndoLog` records what a pass overwrites, so that the estimator can put
+it back if the call fails.
 
 Where things are (each formula once):
 
@@ -46,7 +48,7 @@ Where things are (each formula once):
 
 Another model family (factorization machines) plugs in the same way: a state
 record of its own that adds arrays (e.g. ``z_factors``, ``n_factors`` of shape
-``(K, F, k)``: feature arrays have the features on their axis 1),
+``(K, F, k)``, with an undo log of its own),
 a parameters record extending :class:`Parameters` (its own rate, no l1/l2 for
 the factors: pass ``l1 = l2 = 0`` to the formulas), and passes that reuse
 :func:`._math.weight` / :func:`._math.step` (scalar, numba-compilable: call
@@ -109,42 +111,51 @@ class LinearState(NamedTuple):
 
 
 class UndoLog:
-    """What a pass over ``rows`` of ``X`` can overwrite, kept to put back on failure.
+    """The values a pass overwrites, recorded as it goes, to put back on failure.
 
-    Made before the pass: a copy of the coordinates of every column of ``X``'s
-    non-zeros in each feature array of the state (features on axis 1: ``z``,
-    ``n``, and a factorization machine's factors), with repeats, and of the
-    intercepts' arrays. A pass changes no other coordinate, so writing them
-    back restores the state exactly, whatever the engine. The copy is one
-    vectorized gather, which also brings those coordinates into the CPU's
-    caches for the pass; recording each old value inside the passes cost
-    the compiled pass a fifth of its speed (``benchmarks/bench_revisions.py``).
+    A pass given a log records, before it changes a coordinate of ``z`` and
+    ``n``, the coordinate's feature and its old values, in the order of the
+    changes; the first record of a feature holds its value before the pass.
+    Recording costs a few sequential writes per non-zero, where saving the
+    coordinates beforehand would cost a random read of each. The intercepts'
+    arrays (K values) are copied whole when the log is made.
 
-    :meth:`covers` tells whether a later pass changes only what this log
-    restores: any pass over the same ``X`` (fit's passes, over one array of
-    rows shuffled in place).
+    ``rows`` of ``X`` bound the number of records (their non-zeros);
+    :meth:`covers` tells whether a later pass over the same rows changes only
+    coordinates this log restores (fit's passes shuffle one array of rows in
+    place).
     """
 
     def __init__(self, state, X, rows):
-        self.state, self.X = state, X
-        self.columns = X.indices
-        self.saved = [
-            array.copy() if array.ndim == 1 else np.take(array, self.columns, axis=1)
-            for array in state
-        ]
+        self.state, self.X, self.rows = state, X, rows
+        size = int(np.diff(X.indptr)[rows].sum())
+        n_outputs = state.z.shape[0]
+        self.columns = np.empty(size, dtype=np.intp)
+        self.z = np.empty((size, n_outputs), dtype=np.float64)
+        self.n = np.empty((size, n_outputs), dtype=np.float64)
+        self.used = 0
+        self.intercepts = (state.z_intercept.copy(), state.n_intercept.copy())
 
     def covers(self, X, rows):
-        return X is self.X
+        return X is self.X and rows is self.rows
+
+    def record(self, columns, z, n):
+        """Record the old ``z``, ``n`` (shape (m,) or (m, K)) of ``columns`` (m,)."""
+        end = self.used + len(columns)
+        self.columns[self.used : end] = columns
+        self.z[self.used : end] = z.reshape(self.z[self.used : end].shape)
+        self.n[self.used : end] = n.reshape(self.n[self.used : end].shape)
+        self.used = end
 
     def restore(self):
-        """Write the kept values back: the state is as before the pass."""
-        for array, saved in zip(self.state, self.saved):
+        """Write the recorded values back: the state is as before the pass."""
+        columns = self.columns[: self.used]
+        _, first = np.unique(columns, return_index=True)
+        for array, old in ((self.state.z, self.z), (self.state.n, self.n)):
             writable = array.view()
             writable.flags.writeable = True
-            if array.ndim == 1:
-                writable[...] = saved
-            else:
-                writable[:, self.columns] = saved
+            writable.T[columns[first]] = old[first]
+        self.state.z_intercept[...], self.state.n_intercept[...] = self.intercepts
 
 
 class NumpyEngine:
@@ -158,8 +169,8 @@ class NumpyEngine:
     # one weight of the whole state, relative to reading one non-zero's weight.
     whole_weights_cost = 1 / 4
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
-        return _numpy_exact.learn(state, parameters, X, targets, sample_weight, rows)
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
+        return _numpy_exact.learn(state, parameters, X, targets, sample_weight, rows, undo)
 
     def weights(self, state, parameters):
         return weights_from_state(state.z, state.n, parameters)
@@ -188,9 +199,9 @@ class NumpyBatchEngine(NumpyEngine):
         self.name = weights_engine.name
         self.whole_weights_cost = weights_engine.whole_weights_cost
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
         return _numpy_batch.learn(
-            state, parameters, X, targets, sample_weight, rows, self.batch_size
+            state, parameters, X, targets, sample_weight, rows, self.batch_size, undo
         )
 
     def weights(self, state, parameters):

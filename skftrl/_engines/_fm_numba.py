@@ -13,9 +13,10 @@ class FMNumbaEngine(FactorizationEngine, NumbaEngine):
     """The factorization machine's exact per-row pass, compiled; the linear
     weights as the linear numba engine computes them."""
 
-    def factor_arguments(self, state, parameters):
-        return (
+    def factor_arguments(self, state, parameters, undo):
+        factors = (
             (state.z_factors, state.n_factors),
             compiled_rates(parameters.of_factors()),
             float(parameters.factor_l2),
         )
+        return factors, None if undo is None else (undo.z_factors, undo.n_factors)

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from . import NumpyEngine, Parameters, check_engine
+from . import NumpyEngine, Parameters, UndoLog, check_engine
 from ._math import (
     clip_gradient,
     compiled_power,
@@ -71,6 +71,36 @@ class FMParameters(Parameters):
 
 
 # ---------------------------------------------------------------- the state
+class FMUndoLog(UndoLog):
+    """:class:`~skftrl._engines.UndoLog` plus the factors: each record also
+    holds the old ``z`` and ``n`` of the column's factors, shape (K, k)."""
+
+    def __init__(self, state, X, rows):
+        super().__init__(state, X, rows)
+        shape = (len(self.columns), state.z_factors.shape[0], state.z_factors.shape[2])
+        self.z_factors = np.empty(shape, dtype=np.float64)
+        self.n_factors = np.empty(shape, dtype=np.float64)
+
+    def record(self, columns, z, n, z_factors, n_factors):
+        """Record the old ``z``, ``n`` (m, K) and the factors' (m, K, k) of ``columns``."""
+        start = self.used
+        super().record(columns, z, n)
+        self.z_factors[start : self.used] = z_factors
+        self.n_factors[start : self.used] = n_factors
+
+    def restore(self):
+        super().restore()
+        columns = self.columns[: self.used]
+        _, first = np.unique(columns, return_index=True)
+        for array, old in (
+            (self.state.z_factors, self.z_factors),
+            (self.state.n_factors, self.n_factors),
+        ):
+            writable = array.view()
+            writable.flags.writeable = True
+            writable.transpose(1, 0, 2)[columns[first]] = old[first]
+
+
 def empty_factor_state(shape, dtype):
     """Uninitialized ``(z, n)`` of ``shape``, as views of one buffer.
 
@@ -126,13 +156,15 @@ def pairwise_margins(X, factors):
 
 
 # ------------------------------------------------------------- the pass
-def learn(state, parameters, X, targets, sample_weight, rows):
+def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     """One exact pass of the FM over ``rows`` of ``X``, updating ``state`` in place.
 
     Rows are learned one at a time in the order given (docs: "Learning from one
     row"); only the row's non-zero features (their weights and factors) and
     the intercepts are read and written. Generic in the number of outputs K;
     returns the margins of the rows before each was learned, (len(rows), K).
+    With an :class:`FMUndoLog` as ``undo``, the old values of every
+    coordinate are recorded in it before they change.
     """
     z, n, z_intercept, n_intercept, z_factors, n_factors = state
     n_outputs = z.shape[0]
@@ -186,6 +218,8 @@ def learn(state, parameters, X, targets, sample_weight, rows):
                 factor_gradient += factor_l2 * v_row
             clip_gradient(factor_gradient, bound)
             # Step 4: the FTRL-Proximal step of every coordinate the row touches.
+            if undo is not None:
+                undo.record(columns, z_row, n_row, v_z_row, v_n_row)
             z_by_feature[columns], n_by_feature[columns] = update_coordinates(
                 z_row, n_row, root_n_row, w_row, gradient, gradient * gradient, rates, smallest_n
             )
@@ -242,8 +276,8 @@ class FactorizationEngine:
 class FMNumpyEngine(FactorizationEngine, NumpyEngine):
     """The FM's exact per-row pass in numpy: the reference FM engine."""
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
-        return learn(state, parameters, X, targets, sample_weight, rows)
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
+        return learn(state, parameters, X, targets, sample_weight, rows, undo)
 
 
 FM_NUMPY = FMNumpyEngine()

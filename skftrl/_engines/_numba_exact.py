@@ -206,13 +206,23 @@ def _row_derivative(K, loss_code, margin, target, epsilon, sample_weight, deriva
 
 
 @compile_inline
-def _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound, smallest_n):
-    """The z/n step of each linear coordinate of the row."""
+def _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound, smallest_n,
+                 undo, recorded):
+    """The z/n step of each linear coordinate of the row. When ``undo`` (the
+    tuple (columns, z, n) of an UndoLog's arrays) is not None, each
+    coordinate's old values are recorded first, from index ``recorded`` on;
+    returns the new number of records."""
     learning_rate, _, _, _, power = rates
     z_by_feature, n_by_feature = state
     row_root_n, row_weights = kept
     for j in range(start, end):
         column = indices[j]
+        if undo is not None:
+            undo[0][recorded] = column
+            for k in range(K):
+                undo[1][recorded, k] = z_by_feature[column, k]
+                undo[2][recorded, k] = n_by_feature[column, k]
+            recorded += 1
         for k in range(K):
             gradient = _clip(data[j] * derivative[k], bound)
             z_by_feature[column, k], n_by_feature[column, k] = _step(
@@ -220,6 +230,7 @@ def _step_linear(K, rates, state, start, end, indices, data, kept, derivative, b
                 row_root_n[j - start, k], row_weights[j - start, k], gradient,
                 gradient * gradient, learning_rate, power, smallest_n,
             )
+    return recorded
 
 
 @compile_inline
@@ -290,8 +301,11 @@ def _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, dat
 
 @compile_inline
 def _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept, sums,
-                  derivative, factor_l2, bound, smallest_n):
-    """The z/n step of each factor of the row."""
+                  derivative, factor_l2, bound, smallest_n, factor_undo, recorded):
+    """The z/n step of each factor of the row. When ``factor_undo`` (the tuple
+    (z_factors, n_factors) of an FMUndoLog's arrays) is not None, each
+    column's old factors are recorded first, from index ``recorded`` on, as
+    ``_step_linear`` records its linear coordinates."""
     learning_rate, _, _, _, power = factor_rates
     z_factors, n_factors = factor_state
     row_root_n, row_factors = factor_kept
@@ -301,6 +315,9 @@ def _step_factors(K, factor_rates, factor_state, start, end, indices, data, fact
         for k in range(K):
             gradient = _clip(value * derivative[k], bound)
             for f in range(z_factors.shape[2]):
+                if factor_undo is not None:
+                    factor_undo[0][recorded + j - start, k, f] = z_factors[k, column, f]
+                    factor_undo[1][recorded + j - start, k, f] = n_factors[k, column, f]
                 # d x_i (s_f - v_{i,f} x_i) + factor_l2 v_{i,f}
                 factor = row_factors[j - start, k, f]
                 term = _clip(value * factor, MAX_ABS_FACTOR_TERM)
@@ -317,16 +334,20 @@ def _step_factors(K, factor_rates, factor_state, start, end, indices, data, fact
 @compile
 def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercept, n_intercept,
           loss_code, rates, fit_intercept, epsilon, bound, smallest_n, margins, several_outputs,
-          rows_ahead, factors):
+          rows_ahead, undo, factors, factor_undo):
     """The pass over ``rows``; margins (len(rows), K); the other arguments as
     the per-row steps above name them.
 
     ``several_outputs`` is None for one output: numba then compiles a version
     in which K is the constant 1, and its loops over outputs disappear.
     ``rows_ahead`` is None for no prefetching (pruned when compiled, too).
+    ``undo`` is None for no record; returns the number of records.
     ``factors`` is None for the linear model, and for a factorization
     machine the tuple (factor_state, factor_rates, factor_l2); numba
     compiles the linear model's pass without the factors' steps.
+    ``factor_undo`` is None for no record of the factors. (Both are
+    arguments of their own: numba leaves out the code for a None only when
+    it tests an argument.)
     """
     if several_outputs is None:
         K = 1
@@ -346,6 +367,7 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         sums = (np.empty(shape[1:]), np.empty(shape[1:]))
         first_z_factors = factor_state[0][0, :, 0]
         first_n_factors = factor_state[1][0, :, 0]
+    recorded = 0
     for position in range(rows.shape[0]):
         if rows_ahead is not None:
             _prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
@@ -364,11 +386,12 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
                         derivative)
         if factors is not None:
             _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
-                          sums, derivative, factor_l2, bound, smallest_n)
-        _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound,
-                     smallest_n)
+                          sums, derivative, factor_l2, bound, smallest_n, factor_undo, recorded)
+        recorded = _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound,
+                                smallest_n, undo, recorded)
         if fit_intercept:
             _step_intercepts(K, rates, z_intercept, n_intercept, intercept_kept, derivative, bound)
+    return recorded
 
 
 @compile
@@ -387,11 +410,11 @@ class NumbaEngine(NumpyEngine):
     # One pass over the state costs less compiled (see NumpyEngine).
     whole_weights_cost = 1 / 16
 
-    def learn(self, state, parameters, X, targets, sample_weight, rows):
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
         z, n = state.z, state.n
         margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
         state_bytes = sum(array.nbytes for array in state)
-        _pass(
+        recorded = _pass(
             X.indptr,
             X.indices,
             X.data,
@@ -410,13 +433,16 @@ class NumbaEngine(NumpyEngine):
             margins,
             None if z.shape[0] == 1 else True,
             PREFETCH_ROWS_AHEAD if state_bytes > PREFETCH_STATE_BYTES else None,
-            self.factor_arguments(state, parameters),
+            None if undo is None else (undo.columns, undo.z, undo.n),
+            *self.factor_arguments(state, parameters, undo),
         )
+        if undo is not None:
+            undo.used = recorded
         return margins
 
-    def factor_arguments(self, state, parameters):
-        """The pass's ``factors``: None for the linear model."""
-        return None
+    def factor_arguments(self, state, parameters, undo):
+        """The pass's ``factors`` and ``factor_undo``: None for the linear model."""
+        return None, None
 
     def weights(self, state, parameters):
         """One compiled pass over the state: numpy needs several (a mask,

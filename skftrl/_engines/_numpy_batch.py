@@ -13,7 +13,7 @@ import numpy as np
 from . import _math
 
 
-def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
+def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None):
     """One mini-batch pass over ``rows`` of ``X``, taken ``batch_size`` at a time
     in the order given, updating ``state``; see :mod:`skftrl._engines`.
 
@@ -89,6 +89,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size):
             gradient_sum = _sum_by_group(gradient, group_of_value, len(touched))
             gradient *= gradient
             squared_sum = _sum_by_group(gradient, group_of_value, len(touched))
+            if undo is not None:
+                undo.record(touched, z_touched, n_state)
             z_by_feature[touched], n_by_feature[touched] = _math.update_coordinates(
                 z_touched,
                 n_state,

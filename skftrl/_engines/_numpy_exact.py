@@ -35,7 +35,7 @@ from ._math import (
 )
 
 
-def learn(state, parameters, X, targets, sample_weight, rows):
+def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     """One exact pass over ``rows`` of ``X``, updating ``state``; see :mod:`skftrl._engines`.
 
     Generic in the number of outputs K. With one output the state is taken
@@ -126,6 +126,8 @@ def learn(state, parameters, X, targets, sample_weight, rows):
             # Clipping only when some |value * derivative| may exceed the bound.
             if largest_derivative * largest_value > bound:
                 clip_gradient(gradient, bound)
+            if undo is not None:
+                undo.record(columns, z_row, n_row)
             z_by_feature[columns], n_by_feature[columns] = update_coordinates(
                 z_row,
                 n_row,
