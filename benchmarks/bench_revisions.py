@@ -1,0 +1,125 @@
+"""Training and prediction speed of two revisions of skftrl, in one process.
+
+For a change that must not slow anything down (a refactoring of the
+engines), comparing two runs of ``bench_peers.py`` on a shared machine mixes
+the change with the machine's load, which moves speeds by 20% from one
+minute to the next. Here both revisions are exported from git (``git
+archive``) as packages of their own names, imported side by side, and timed
+in turns on the same data: each repeat times one pass of every learner of
+the first revision, then of the second, then ``SGDClassifier``, so that load
+hits them alike. Printed: rows/s (median of ``--repeats``), the median of
+the repeats' after/before ratios, and the ratio to ``SGDClassifier``.
+
+    python benchmarks/bench_revisions.py BEFORE AFTER [--repeats 7]
+        [--datasets a9a,w8a,synthetic] [--synthetic-rows 300000] [--data-dir DIR]
+"""
+
+import argparse
+import importlib
+import io
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import SGDClassifier
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_peers import chunked, load_dataset  # noqa: E402
+
+LEARNERS = {
+    "numpy b=1": {"engine": "numpy"},
+    "numpy b=64": {"engine": "numpy", "batch_size": 64},
+    "numba b=1": {"engine": "numba"},
+    "numba b=1 f32": {"engine": "numba", "dtype": np.float32},
+}
+FTRL = {"learning_rate": 0.1, "beta": 1.0, "l1": 1.0, "l2": 0.0}
+
+
+def export(revision, directory):
+    """The ``skftrl`` package of ``revision``, imported under a name of its own."""
+    name = "skftrl_" + revision.replace("-", "_").replace(".", "_")
+    archive = subprocess.run(
+        ["git", "archive", revision, "skftrl"], capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(directory / "tmp", filter="data")
+    (directory / "tmp" / "skftrl").rename(directory / name)
+    sys.path.insert(0, str(directory))
+    return importlib.import_module(name)
+
+
+def one_pass(make, chunks, classes):
+    model = make()
+    start = time.perf_counter()
+    for X, y in chunks:
+        model.partial_fit(X, y, classes=classes)
+    return time.perf_counter() - start, model
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--datasets", default="a9a,w8a,synthetic")
+    parser.add_argument("--chunk-size", type=int, default=10_000)
+    parser.add_argument("--synthetic-rows", type=int, default=300_000)
+    parser.add_argument("--synthetic-features-log2", type=int, default=20)
+    parser.add_argument("--numpy-rows", type=int, default=30_000, help="rows of the per-row numpy pass")
+    parser.add_argument("--data-dir", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        packages = {
+            "before": export(args.before, Path(directory)),
+            "after": export(args.after, Path(directory)),
+        }
+        print(f"before = {args.before}, after = {args.after}; median of {args.repeats} repeats taking turns")
+        for name in args.datasets.split(","):
+            ds = load_dataset(name, args)
+            classes = np.unique(ds.y_train)
+            chunks = chunked(ds.X_train, ds.y_train, args.chunk_size)
+            print(f"\n{name}: {ds.X_train.shape[0]:,} rows, {ds.X_train.shape[1]:,} columns")
+            print(f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} {'after/before':>13} "
+                  f"{'before/SGD':>11} {'after/SGD':>10}")
+            sgd = lambda: SGDClassifier(loss="log_loss")  # noqa: E731
+            for label, params in LEARNERS.items():
+                rows = chunks
+                if label == "numpy b=1":  # about 40,000 rows/s: a part of the rows
+                    rows = chunked(ds.X_train[: args.numpy_rows], ds.y_train[: args.numpy_rows],
+                                   args.chunk_size)
+                n_rows = sum(X.shape[0] for X, _ in rows)
+                makes = {side: (lambda p=package: p.FTRLClassifier(**FTRL, **params))
+                         for side, package in packages.items()}
+                for make in makes.values():  # compilation and caches, untimed
+                    one_pass(make, [(X[:16], y[:16]) for X, y in rows[:1]], classes)
+                times = {"before": [], "after": [], "sgd": []}
+                for _ in range(args.repeats):
+                    for side, make in makes.items():
+                        times[side].append(one_pass(make, rows, classes)[0])
+                    times["sgd"].append(one_pass(sgd, rows, classes)[0])
+                speed = {side: n_rows / statistics.median(t) for side, t in times.items()}
+                paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
+                print(f"  {label:16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
+                      f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}")
+            # predict_proba with the kept weights, against SGDClassifier's.
+            fitted = {side: one_pass(makes[side], chunks[:3], classes)[1] for side in makes}
+            reference = one_pass(sgd, chunks[:3], classes)[1]
+            times = {"before": [], "after": [], "sgd": []}
+            for _ in range(3 * args.repeats):
+                for side, model in [*fitted.items(), ("sgd", reference)]:
+                    start = time.perf_counter()
+                    model.predict_proba(ds.X_test)
+                    times[side].append(time.perf_counter() - start)
+            speed = {side: ds.X_test.shape[0] / statistics.median(t) for side, t in times.items()}
+            paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
+            print(f"  {'predict_proba':16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
+                  f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()
