@@ -18,7 +18,7 @@ true weight N(0, 0.3^2) and the bias gives the click rate. The held-out rows
 are 20,000 further rows of the same log (100,000 for the rare-positive one);
 "Bayes" is the log loss of the true probabilities on them.
 
-    python benchmarks/bench_fit.py [--datasets a9a,w8a,click-80k,...] [--diagnose] [--curve]
+    python benchmarks/bench_fit.py [--datasets a9a,w8a,click-80k,...] [--diagnose] [--tune-l2] [--curve]
 
 ``--diagnose`` prints instead where ``fit(early_stopping=True)`` loses
 against that target: one pass over the 90% of the rows it learns; the pass
@@ -26,6 +26,11 @@ it keeps; the best of the same passes chosen on the test rows (an oracle);
 scoring every quarter pass instead of every pass; one more pass over the
 held-out rows after restoring; ``"refit"``; and LogisticRegression on the
 same 90% at the C above.
+
+``--tune-l2`` prints instead the held-out log loss of
+``fit(early_stopping=True)`` at the ``l2`` that ``GridSearchCV`` (3 folds of
+the training rows, log loss) chooses from ``L2_GRID``: FTRL's regularization
+tuned, without the test rows, as the batch column's C is (with them).
 
 ``--curve`` prints instead, per dataset, the held-out log loss after each of
 ``--passes`` shuffled passes for several l1 and l2 (the regularization of
@@ -52,12 +57,14 @@ from scipy.special import expit, ndtri
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import skftrl
 from skftrl import FTRLClassifier
 
 N_FEATURES_LOG2 = 20
 C_GRID = [0.01, 0.03, 0.1, 0.3, 1.0, 10.0]
+L2_GRID = [0.0, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0]
 
 # name: (training rows, fields, largest vocabulary, Zipf exponent, click rate,
 #        held-out rows). The users' logs: 8k to 80k rows, 20 to 35 non-zeros
@@ -239,6 +246,22 @@ def diagnose(name, ds):
     print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
+def tuned_l2(name, ds, target):
+    """fit(early_stopping=True) at the l2 GridSearchCV chooses on the training rows."""
+    search = GridSearchCV(
+        FTRLClassifier(random_state=0, early_stopping=True),
+        {"l2": L2_GRID},
+        scoring="neg_log_loss",
+        cv=StratifiedKFold(3, shuffle=True, random_state=0),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search.fit(ds.X_train, ds.y_train)
+    loss = held_out_loss(search.best_estimator_, ds)
+    l2 = search.best_params_["l2"]
+    print(f"| {name} | {target:.4f} | {loss:.4f} (l2={l2:g}, {loss / target - 1:+.2%}) |", flush=True)
+
+
 def curve(name, ds, passes):
     """Held-out log loss after each pass, for several l1 and l2."""
     print(f"\n{name}: held-out log loss after each of {passes} passes (fit, tol=None)")
@@ -290,6 +313,7 @@ def main():
     parser.add_argument("--datasets", default=",".join(["a9a", "w8a", *CLICK_LOGS]))
     parser.add_argument("--curve", action="store_true")
     parser.add_argument("--diagnose", action="store_true")
+    parser.add_argument("--tune-l2", action="store_true")
     parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--towards-batch", type=float, metavar="C")
     default_data = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -327,6 +351,18 @@ def main():
         print("|---|---|---|---|---|---|---|---|---|")
         for name, ds, _ in datasets:
             diagnose(name, ds)
+        return
+    if args.tune_l2:
+        print(
+            "\nHeld-out log loss of fit(early_stopping=True), l2 chosen by "
+            "GridSearchCV on the training rows;\nthe target is the better of "
+            "one pass and the batch optimum.\n"
+        )
+        print("| data | target | early_stopping=True, tuned l2 |")
+        print("|---|---|---|")
+        for name, ds, _ in datasets:
+            one_pass = FTRLClassifier().partial_fit(ds.X_train, ds.y_train, classes=[0, 1])
+            tuned_l2(name, ds, min(held_out_loss(one_pass, ds), batch_optimum(ds)[0]))
         return
     if args.towards_batch:
         for name, ds, _ in datasets:
