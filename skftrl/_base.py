@@ -591,8 +591,9 @@ class BaseFTRL(BaseEstimator):
         each pass (kept negated in ``validation_scores_``), and stop when it
         has not improved on the best by at least ``tol`` for
         ``n_iter_no_change`` passes in a row. ``True`` then restores the
-        state of the best pass; ``"refit"`` restores the state fit started
-        from and learns all the rows in as many passes as the best one had.
+        state of the pass with the lowest held-out loss; ``"refit"`` restores
+        the state fit started from and learns all the rows in as many passes
+        as the last pass within ``tol`` of that loss had.
         ``False`` stops on the progressive loss of the passes over all rows.
         """
         random_state = check_random_state(self.random_state)
@@ -610,10 +611,13 @@ class BaseFTRL(BaseEstimator):
         # more than one pass reads, not the whole width of a hashed model.
         kept = self._snapshot_state(np.unique(X.indices))
         validation_scores = []
-        # The best pass is the last whose held-out loss is within tol of the
-        # lowest: passes closer than tol count as equal, and the later one has
-        # learned more, which matters when "refit" learns 10% more rows.
-        tie = self.tol or 0.0
+        # True returns the pass of the lowest held-out loss, the model that
+        # scored best, as MLPClassifier, LightGBM and Vowpal Wabbit keep
+        # theirs. "refit" takes only a number of passes from it: the last
+        # whose loss is within tol of the lowest, since passes closer than tol
+        # count as equal and the later one has learned more, which matters
+        # when refit learns 10% more rows.
+        tie = 0.0 if self.early_stopping is True else (self.tol or 0.0)
         best_iteration = 0
 
         def held_out_loss():

@@ -111,12 +111,13 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         (stratified by class, or at random when that is impossible),
         learns the others pass by pass, scores the held-out rows' mean log
         loss after each pass, and stops by ``tol`` and ``n_iter_no_change``.
-        The best pass is the last whose held-out loss is within ``tol`` of
-        the lowest. ``True`` then **restores the state of the best pass**,
-        as Keras' ``restore_best_weights``: the model
-        never learns the held-out rows. ``"refit"`` starts again from the
-        state :meth:`fit` started from and learns *all* the rows in as many
-        passes as the best had, so that no row is wasted; on sparse data
+        ``True`` then **restores the state of the pass with the lowest
+        held-out loss**, as Keras' ``restore_best_weights`` and
+        :class:`~sklearn.neural_network.MLPClassifier`: the model is the one
+        that scored best, and never learns the held-out rows. ``"refit"``
+        starts again from the state :meth:`fit` started from and learns
+        *all* the rows in as many passes as the last pass whose held-out
+        loss is within ``tol`` of the lowest had, so that no row is wasted; on sparse data
         where one pass is best, that is one pass over every row. ``False``
         learns all the rows and stops on the progressive loss of each pass
         (each row's loss before it is learned), as
@@ -228,7 +229,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     best_validation_score_ : float or None
         Minus the held-out loss of the returned model's pass: the highest of
-        ``validation_scores_``, or a later one within ``tol`` of it. None
+        ``validation_scores_`` with ``True``; with ``"refit"`` that of the last
+        pass within ``tol`` of it. None
         without early stopping.
 
     n_features_in_ : int

@@ -171,13 +171,39 @@ def test_stopping_is_on_the_held_out_loss_after_n_iter_no_change_passes():
         warnings.simplefilter("error", ConvergenceWarning)
         quick = clone(model).set_params(tol=1.1, n_iter_no_change=3).fit(X, y)
     assert quick.n_iter_ == 4 and len(quick.validation_scores_) == 4
-    # The best pass is the last within tol of the lowest held-out loss.
-    scores = quick.validation_scores_
-    best = max(p for p, score in enumerate(scores, 1) if score >= max(scores) - 1.1)
-    assert best == 4
+    # The best pass is that of the lowest held-out loss.
+    best = int(np.argmax(quick.validation_scores_)) + 1
     assert quick.best_iteration_ == best and len(quick.loss_curve_) == best
     with pytest.warns(ConvergenceWarning, match="held-out loss"):
         clone(model).set_params(max_iter=2, tol=1.1, n_iter_no_change=3).fit(X, y)
+
+
+def test_true_keeps_the_lowest_loss_and_refit_the_last_pass_within_tol_of_it():
+    X, y = rare_feature_data(seed=3)
+    train, validation = validation_rows(FTRLClassifier(), y, seed=3, fraction=0.2)
+    passes = by_hand_passes(FTRLClassifier(shuffle=False), X[train], y[train], 8, [0, 1])
+    losses = np.array([log_loss(y[validation], m.predict_proba(X[validation])) for m in passes])
+    best = int(np.argmin(losses)) + 1
+    # A tol that counts a later, higher loss as equal to the lowest, and not
+    # the last pass's.
+    tol = (np.sort(losses[best:])[0] + np.sort(losses[best:])[1]) / 2 - losses.min()
+    last_within_tol = max(p for p in range(1, 9) if losses[p - 1] <= losses.min() + tol)
+    assert best < last_within_tol < 8
+    params = dict(shuffle=False, max_iter=8, tol=tol, n_iter_no_change=8, random_state=3,
+                  validation_fraction=0.2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is reached
+        stopped = FTRLClassifier(early_stopping=True, **params).fit(X, y)
+        refit = FTRLClassifier(early_stopping="refit", **params).fit(X, y)
+    # True: the model that scored best, as MLPClassifier keeps it.
+    assert stopped.best_iteration_ == best
+    assert_same_model(stopped, passes[best - 1])
+    assert stopped.best_validation_score_ == max(stopped.validation_scores_)
+    # "refit": passes within tol count as equal, the later one has learned more.
+    assert refit.best_iteration_ == last_within_tol
+    assert refit.best_validation_score_ == refit.validation_scores_[last_within_tol - 1]
+    by_hand = FTRLClassifier(shuffle=False)
+    assert_same_model(refit, by_hand_passes(by_hand, X, y, last_within_tol, [0, 1])[-1])
 
 
 def test_default_fit_is_not_worse_than_one_pass_on_rare_features():
