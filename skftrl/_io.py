@@ -420,13 +420,14 @@ def parse_decimals(buffer, starts, ends):
     return np.where(negative, -values, values)
 
 
-def parse_plain_libsvm(block, labels_required):
-    """``(X, y, line_offsets)`` of a block of plain LIBSVM lines, or None.
+def parse_plain_libsvm_arrays(block, labels_required):
+    """``(values, indices, indptr, y, line_offsets, width)`` of a block of plain
+    LIBSVM lines, or None: the vectorised numpy parser, the reference.
 
     Plain: only digits, ``.+-:`` and whitespace; labels and values as
     :func:`parse_decimals` reads them; indices of at most 9 digits, in
     ascending order in each row. Gives exactly what ``load_svmlight_file(...,
-    zero_based=True)`` gives, X as wide as the largest index + 1, or None for
+    zero_based=True)`` gives (``width`` is the largest index + 1), or None for
     any other block. ``line_offsets`` counts the lines from the block's
     first; a line without tokens holds no row.
     """
@@ -484,7 +485,35 @@ def parse_plain_libsvm(block, labels_required):
     line_offsets = np.searchsorted(newlines, starts[first_of_line])
     indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_rows, minlength=n_rows))))
     width = int(indices.max()) + 1 if indices.size else 0
-    X = sp.csr_matrix((values, indices, indptr), shape=(n_rows, width))
+    return values, indices, indptr, y, line_offsets, width
+
+
+def compiled_plain_parser():
+    """The numba-compiled :func:`parse_plain_libsvm_arrays` (identical
+    results, much faster), or None without numba."""
+    global _compiled_parser
+    if _compiled_parser is False:
+        try:
+            from ._libsvm_numba import parse_plain_libsvm_arrays as compiled
+        except ImportError:
+            compiled = None
+        _compiled_parser = compiled
+    return _compiled_parser
+
+
+_compiled_parser = False  # not looked for yet
+
+
+def parse_plain_libsvm(block, labels_required, compiled=True):
+    """``(X, y, line_offsets)`` of a block of plain LIBSVM lines (see
+    :func:`parse_plain_libsvm_arrays`), or None; by the compiled parser when
+    numba is installed and ``compiled``."""
+    parse = (compiled and compiled_plain_parser()) or parse_plain_libsvm_arrays
+    parsed = parse(block, labels_required)
+    if parsed is None:
+        return None
+    values, indices, indptr, y, line_offsets, width = parsed
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(line_offsets), width))
     return X, y, line_offsets
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
+from conftest import HAS_NUMBA
 from skftrl._io import (
     ChunkCache,
     CsvLayout,
@@ -19,6 +20,7 @@ from skftrl._io import (
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
+    parse_plain_libsvm_arrays,
     read_csv,
     read_libsvm,
     scan_csv,
@@ -220,7 +222,82 @@ def test_plain_parser_gives_what_load_svmlight_file_gives_bit_for_bit(seed):
     ],
 )
 def test_plain_parser_leaves_every_other_form_to_scikit_learn(text):
+    assert parse_plain_libsvm(text, labels_required=True, compiled=False) is None
     assert parse_plain_libsvm(text, labels_required=True) is None
+
+
+# Blocks at every edge of what the plain parsers read, and just beyond.
+EDGE_BLOCKS = [
+    b"",
+    b"\n\n  \t\r\n",  # no token
+    b"\xef\xbb\xbf1 2:1\n",  # a byte-order mark inside a block
+    b"1 2:1 # comment\n",
+    b"# only a comment\n1 2:1\n",
+    b"1 qid:3 2:1\n",
+    b"1 2:1e5\n",
+    b"1 2:1E-5\n",
+    b"1\n-1\n\n1 3:2\n",  # rows without features
+    b"1 2:1\n\n\n-1 5:2",  # empty lines, no newline at the end
+    b"1 2:1\r\n-1 3:-0\r\n",
+    b"1 2:1\x0b\n",  # vertical tab: not whitespace here
+    b"1 2:1\x00\n",
+    b"1 2:.5 3:5. 4:+.5 5:-0.0 6:000123 7:123456789012345\n",
+    b"1 2:1234567890123456\n",  # 16 digits
+    b"1 2:0.000000000000001\n",
+    b"1 123456789:1\n",  # 9 digits of index
+    b"1 1234567890:1\n",  # 10
+    b"1 2:-\n",
+    b"1 2:+\n",
+    b"1 2:.\n",
+    b"1 2:--1\n",
+    b"1 2:1-\n",
+    b"1 2:1.2.3\n",
+    b"1 +2:1\n",
+    b"1 2.0:1\n",
+    b"1 :1\n",
+    b"1 2:\n",
+    b"1 2:1:1\n",
+    b"1 2\n",
+    b"1 3:1 2:1\n",
+    b"1 2:1 2:1\n",
+    b"1 2:1\n-1 1:1 3:1\n",  # ascending in each row, not across rows
+    b"1:2 3:1\n",  # no label
+    b"x 2:1\n",
+    b"1.5.1 2:1\n",
+    b"- 2:1\n",
+    b"1,3 2:1\n",
+    b"nan 2:1\n",
+]
+
+
+def assert_same_arrays(first, second):
+    """Two parses are the same: both None, or every array equal bit for bit."""
+    assert (first is None) == (second is None)
+    if first is None:
+        return
+    for one, other in zip(first[:5], second[:5], strict=True):
+        if one is None or other is None:
+            assert one is None and other is None
+            continue
+        assert one.dtype == other.dtype and one.shape == other.shape
+        assert np.array_equal(one.view(np.int64), other.view(np.int64))
+    assert first[5] == second[5]
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize("labels_required", [True, False])
+@pytest.mark.parametrize("block", EDGE_BLOCKS + [random_plain_libsvm(seed) for seed in range(3)])
+def test_compiled_parser_gives_the_numpy_parsers_arrays_bit_for_bit(block, labels_required):
+    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+
+    expected = parse_plain_libsvm_arrays(block, labels_required)
+    assert_same_arrays(compiled(block, labels_required), expected)
+    # and so the same chunks, errors included, through the whole reader
+    if expected is not None:
+        X, _, _ = parse_plain_libsvm(block, labels_required)
+        X_numpy, _, _ = parse_plain_libsvm(block, labels_required, compiled=False)
+        assert X.shape == X_numpy.shape and (X != X_numpy).nnz == 0
+        assert X.indices.dtype == X_numpy.indices.dtype
 
 
 # ----------------------------------------------------------------- input
@@ -319,3 +396,33 @@ def test_hashed_libsvm_indices_are_taken_modulo_and_summed(tmp_path):
         [0, 0, 0, 7] + [0] * 12,  # 3, 19 and 35 are all 3 modulo 16
         [0] * 14 + [1, 0],  # 2**31 - 2 is 14 modulo 16
     ]
+
+
+def read_all_or_error(path, labels_required):
+    """Every chunk of a file, or the error it gives."""
+    try:
+        return list(libsvm_row_chunks(path, 3, labels_required)), None
+    except DataError as error:
+        return None, str(error)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize("labels_required", [True, False])
+@pytest.mark.parametrize("block", EDGE_BLOCKS)
+def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
+    tmp_path, monkeypatch, block, labels_required
+):
+    import skftrl._io
+
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"1 1:1\n" + block)
+    with_compiled = read_all_or_error(path, labels_required)
+    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    chunks, error = read_all_or_error(path, labels_required)
+    assert with_compiled[1] == error
+    if chunks is not None:
+        for chunk, other in zip(chunks, with_compiled[0], strict=True):
+            assert chunk.X.shape == other.X.shape and (chunk.X != other.X).nnz == 0
+            assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
+            assert np.array_equal(chunk.lines, other.lines)
+            assert (chunk.y is None and other.y is None) or np.array_equal(chunk.y, other.y)
