@@ -30,7 +30,9 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import zlib
+from queue import Full, Queue
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +41,10 @@ import scipy.sparse as sp
 # Bytes read from the input at a time: large enough that numpy's per-call
 # cost vanishes, small enough that memory stays flat.
 BLOCK_SIZE = 4 * 2**20
+
+# Parsed blocks kept ready ahead of the one being used (see read_ahead):
+# two keep the reading thread busy while memory stays bounded.
+READ_AHEAD = 2
 
 # The first bytes of each compressed format, and its decompressor.
 COMPRESSED = {
@@ -128,22 +134,29 @@ def concatenate(chunks):
 
 
 def rechunk(pieces, chunk_size):
-    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size."""
-    pending, n_pending = [], 0
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size.
+
+    A chunk inside a piece is a view of it; only the rows that complete a
+    chunk across two pieces are copied.
+    """
+    pending, n_pending = [], 0  # fewer than chunk_size rows, from the end of earlier pieces
     for piece in pieces:
         if not piece.n_rows:
             continue
-        pending.append(piece)
-        n_pending += piece.n_rows
-        if n_pending < chunk_size:
-            continue
-        rows = concatenate(pending)
         start = 0
-        while n_pending - start >= chunk_size:
-            yield rows.rows(start, start + chunk_size)
+        if n_pending:
+            start = min(chunk_size - n_pending, piece.n_rows)
+            pending.append(piece.rows(0, start))
+            n_pending += start
+            if n_pending < chunk_size:
+                continue
+            yield concatenate(pending)
+            pending, n_pending = [], 0
+        while piece.n_rows - start >= chunk_size:
+            yield piece.rows(start, start + chunk_size)
             start += chunk_size
-        pending = [rows.rows(start, n_pending)] if start < n_pending else []
-        n_pending -= start
+        if start < piece.n_rows:
+            pending, n_pending = [piece.rows(start, piece.n_rows)], piece.n_rows - start
     if n_pending:
         yield concatenate(pending)
 
@@ -588,8 +601,58 @@ def libsvm_pieces(path, labels_required=True):
 
 
 def libsvm_row_chunks(path, chunk_size, labels_required=True):
-    """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written."""
-    return rechunk(libsvm_pieces(path, labels_required), chunk_size)
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written.
+
+    The input is read and parsed ahead in a thread (:func:`read_ahead`), so
+    that parsing the next block overlaps with the work on this one.
+    """
+    return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
+
+
+def read_ahead(items, depth=READ_AHEAD):
+    """The items of a generator, produced by a background thread at most ``depth`` ahead.
+
+    An exception of the generator is raised here, at the item where it
+    happened. When the consumer stops early (an error, an interruption),
+    the thread stops after its current item and closes the generator.
+    """
+    queue = Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(item):
+        while not stop.is_set():
+            try:
+                queue.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((end, None))
+        except BaseException as error:  # noqa: BLE001 - raised again by the consumer
+            put((end, error))
+        finally:
+            items.close()
+
+    thread = threading.Thread(target=produce, name="skftrl-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = queue.get()
+            if error is not None:
+                raise error
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
 
 
 class LibsvmLayout(NamedTuple):

@@ -11,18 +11,22 @@ from sklearn.datasets import load_svmlight_file
 
 from conftest import HAS_NUMBA
 from skftrl._io import (
+    Chunk,
     ChunkCache,
     CsvLayout,
     DataError,
     LibsvmLayout,
     atomic_output,
     feature_columns,
+    concatenate,
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
     parse_plain_libsvm_arrays,
+    read_ahead,
     read_csv,
     read_libsvm,
+    rechunk,
     scan_csv,
     scan_libsvm,
 )
@@ -80,6 +84,56 @@ def test_chunks_hold_exactly_chunk_size_rows_with_their_line_numbers(tmp_path):
     assert numbers.tolist() == expected
     values = np.concatenate([chunk.X.data for chunk in chunks])
     assert values.tolist() == list(range(1, 24))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 7, 50])
+def test_rechunk_gives_every_row_in_order_in_chunks_of_chunk_size(chunk_size):
+    text = random_plain_libsvm(5, n_lines=42)
+    whole = parse_plain_libsvm(text, labels_required=True, compiled=False)
+    rows = Chunk(whole[0], whole[1], whole[2])
+    bounds = [0, 0, 3, 13, 14, 15, 15, 40, rows.n_rows]  # pieces of 0 to 25 rows
+    pieces = [rows.rows(start, stop) for start, stop in zip(bounds, bounds[1:])]
+    chunks = list(rechunk(iter(pieces), chunk_size))
+    assert [chunk.n_rows for chunk in chunks[:-1]] == [chunk_size] * (len(chunks) - 1)
+    assert 0 < chunks[-1].n_rows <= chunk_size
+    joined = concatenate(chunks)
+    assert joined.X.shape[0] == rows.n_rows and (joined.X != rows.X).nnz == 0
+    assert np.array_equal(joined.y, rows.y) and np.array_equal(joined.lines, rows.lines)
+
+
+def test_read_ahead_gives_every_item_then_the_error_where_it_happened():
+    def items():
+        yield from range(5)
+        raise DataError("data", 6, "bad")
+
+    got = []
+    with pytest.raises(DataError, match="data:6: bad"):
+        for item in read_ahead(items(), depth=2):
+            got.append(item)
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_read_ahead_stops_its_thread_and_closes_the_input_when_left_early():
+    import threading
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            count = 0
+            while True:
+                yield count
+                count += 1
+        finally:
+            closed.set()
+
+    threads = set(threading.enumerate())
+    reader = read_ahead(endless(), depth=2)
+    assert [next(reader) for _ in range(3)] == [0, 1, 2]
+    assert len(set(threading.enumerate()) - threads) == 1
+    reader.close()  # as when training stops at an error
+    assert closed.is_set()
+    assert set(threading.enumerate()) - threads == set()
 
 
 def test_scan_and_read_libsvm_one_based(tmp_path):
