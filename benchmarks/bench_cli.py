@@ -124,7 +124,12 @@ def where_the_time_goes(directory, repeats):
 
     from skftrl import FTRLClassifier
     from skftrl._cli import engine_name
-    from skftrl._io import LibsvmLayout, compiled_plain_parser, parse_plain_libsvm, read_libsvm
+    from skftrl._io import (
+        LibsvmLayout,
+        compiled_plain_parser,
+        parse_plain_libsvm,
+        read_libsvm,
+    )
 
     print(f"   where the time goes (CPU s, median of {repeats}; load average {load()}):")
     cpu = {name: [] for name in IMPORTS}

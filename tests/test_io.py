@@ -17,8 +17,8 @@ from skftrl._io import (
     DataError,
     LibsvmLayout,
     atomic_output,
-    feature_columns,
     concatenate,
+    feature_columns,
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
@@ -108,8 +108,7 @@ def test_read_ahead_gives_every_item_then_the_error_where_it_happened():
 
     got = []
     with pytest.raises(DataError, match="data:6: bad"):
-        for item in read_ahead(items(), depth=2):
-            got.append(item)
+        got.extend(read_ahead(items(), depth=2))
     assert got == [0, 1, 2, 3, 4]
 
 
