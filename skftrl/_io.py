@@ -501,6 +501,11 @@ def parse_plain_libsvm_arrays(block, labels_required):
     return values, indices, indptr, y, line_offsets, width
 
 
+# Blocks of at least this many bytes go to the compiled parser: below, the
+# import of numba and the load of the compiled code cost more than they save.
+COMPILED_PARSER_BYTES = 2**20
+
+
 def compiled_plain_parser():
     """The numba-compiled :func:`parse_plain_libsvm_arrays` (identical
     results, much faster), or None without numba."""
@@ -520,8 +525,10 @@ _compiled_parser = False  # not looked for yet
 def parse_plain_libsvm(block, labels_required, compiled=True):
     """``(X, y, line_offsets)`` of a block of plain LIBSVM lines (see
     :func:`parse_plain_libsvm_arrays`), or None; by the compiled parser when
-    numba is installed and ``compiled``."""
-    parse = (compiled and compiled_plain_parser()) or parse_plain_libsvm_arrays
+    numba is installed, ``compiled`` and the block has COMPILED_PARSER_BYTES
+    or more (so that a small file does not import numba)."""
+    use_compiled = compiled and len(block) >= COMPILED_PARSER_BYTES
+    parse = (use_compiled and compiled_plain_parser()) or parse_plain_libsvm_arrays
     parsed = parse(block, labels_required)
     if parsed is None:
         return None

@@ -340,13 +340,17 @@ def assert_same_arrays(first, second):
 @pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
 @pytest.mark.parametrize("labels_required", [True, False])
 @pytest.mark.parametrize("block", EDGE_BLOCKS + [random_plain_libsvm(seed) for seed in range(3)])
-def test_compiled_parser_gives_the_numpy_parsers_arrays_bit_for_bit(block, labels_required):
+def test_compiled_parser_gives_the_numpy_parsers_arrays_bit_for_bit(
+    monkeypatch, block, labels_required
+):
+    import skftrl._io
     from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
 
     expected = parse_plain_libsvm_arrays(block, labels_required)
     assert_same_arrays(compiled(block, labels_required), expected)
-    # and so the same chunks, errors included, through the whole reader
+    # and so the same matrix through parse_plain_libsvm
     if expected is not None:
+        monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
         X, _, _ = parse_plain_libsvm(block, labels_required)
         X_numpy, _, _ = parse_plain_libsvm(block, labels_required, compiled=False)
         assert X.shape == X_numpy.shape and (X != X_numpy).nnz == 0
@@ -469,6 +473,7 @@ def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
 
     path = tmp_path / "data.svm"
     path.write_bytes(b"1 1:1\n" + block)
+    monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
     with_compiled = read_all_or_error(path, labels_required)
     monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
     chunks, error = read_all_or_error(path, labels_required)
