@@ -245,7 +245,7 @@ def memory(directory):
         return
     lines = shipped("a9a.gz").splitlines(keepends=True)
     print("4. peak resident memory of skftrl train (a9a rows drawn at random):")
-    for n_rows in (100_000, 1_000_000):
+    for n_rows in (100_000, 300_000, 1_000_000):
         path = os.path.join(directory, f"rows{n_rows}.svm")
         picks = np.random.RandomState(0).randint(len(lines), size=n_rows)
         with open(path, "wb") as file:

@@ -558,7 +558,7 @@ def parse_with_sklearn(path, first_line, block, labels_required):
     """:func:`parse_libsvm_block` by scikit-learn's parser: any form it accepts."""
     from sklearn.datasets import load_svmlight_file
 
-    lines = block.splitlines(keepends=True)
+    lines = io.BytesIO(block).readlines()  # split at "\n" only, as load_svmlight_file
     try:
         # Multilabel mode accepts lines without a label, which prediction allows.
         X, y = load_svmlight_file(

@@ -23,6 +23,7 @@ from skftrl._io import (
     libsvm_row_chunks,
     parse_plain_libsvm,
     parse_plain_libsvm_arrays,
+    parse_with_sklearn,
     read_ahead,
     read_csv,
     read_libsvm,
@@ -289,6 +290,25 @@ EDGE_BLOCKS = [
     b"1 qid:3 2:1\n",
     b"1 2:1e5\n",
     b"1 2:1E-5\n",
+    b"1 2:1e23\n",  # beyond the exact powers of ten
+    b"1 2:1e-23\n",
+    b"1 2:1e400\n",  # inf
+    b"1 2:1e\n",
+    b"1 2:1e+\n",
+    b"1 2:e5\n",
+    b"1 2:1e5e\n",
+    b"1 2:1e1000\n",
+    b"1 2e1:1\n",
+    b"1 qid:3 2:1 # comment \xe9\n",
+    b"1 2:1 qid:3\n",  # qid after a feature
+    b"qid:3 2:1\n",
+    b"1 qid:x 2:1\n",
+    b"1 qid:3:4 2:1\n",
+    b"1 qid 2:1\n",
+    b"1\nqid:3 2:1\n",  # a qid that starts a line
+    b"1 2:1#c\n-1 3:1 #\n",
+    b"1.2.3 2:1 # a bad label and a comment\n",
+    b"1.2.3 2:1\n",
     b"1\n-1\n\n1 3:2\n",  # rows without features
     b"1 2:1\n\n\n-1 5:2",  # empty lines, no newline at the end
     b"1 2:1\r\n-1 3:-0\r\n",
@@ -337,24 +357,86 @@ def assert_same_arrays(first, second):
     assert first[5] == second[5]
 
 
+def random_libsvm_with_extras(seed, n_lines=300):
+    """LIBSVM text with what the numpy parser leaves to scikit-learn: comments,
+    qid, exponents."""
+    rng = np.random.RandomState(seed)
+    lines = random_plain_libsvm(seed, n_lines).decode().split("\n")
+    for number, line in enumerate(lines):
+        kind = rng.randint(6)
+        if kind == 0:
+            lines[number] = line + " # a comment: 1:2 \xe9"
+        elif kind == 1 and line.strip():
+            label, *rest = line.split(maxsplit=1)
+            lines[number] = f"{label} qid:{rng.randint(-5, 10**6)} {' '.join(rest)}"
+        elif kind == 2:
+            exponent = f"{rng.choice(['e', 'E'])}{rng.choice(['', '+', '-'])}{rng.randint(0, 23)}"
+            lines[number] = line.replace(":1 ", f":1{exponent} ", 1)
+        elif kind == 3:
+            lines[number] = "#" + line
+    return "\n".join(lines).encode()
+
+
+def sklearn_arrays(block, labels_required):
+    """What the reader without the compiled parser gives for a block the numpy parser leaves."""
+    chunk = parse_with_sklearn("data", 0, block, labels_required)
+    X = chunk.X
+    return X.data, X.indices, X.indptr, chunk.y, chunk.lines, X.shape[1]
+
+
+def assert_same_csr(parsed, expected):
+    values, indices, indptr, y, line_offsets, width = parsed
+    assert np.array_equal(bits(values), bits(expected[0]))  # -0.0 included
+    assert np.array_equal(indices, expected[1]) and np.array_equal(indptr, expected[2])
+    assert (y is None and expected[3] is None) or np.array_equal(bits(y), bits(expected[3]))
+    assert np.array_equal(line_offsets, expected[4]) and width == expected[5]
+
+
 @pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
 @pytest.mark.parametrize("labels_required", [True, False])
-@pytest.mark.parametrize("block", EDGE_BLOCKS + [random_plain_libsvm(seed) for seed in range(3)])
-def test_compiled_parser_gives_the_numpy_parsers_arrays_bit_for_bit(
+@pytest.mark.parametrize(
+    "block",
+    EDGE_BLOCKS
+    + [random_plain_libsvm(seed) for seed in range(3)]
+    + [random_libsvm_with_extras(seed) for seed in range(3)],
+)
+def test_compiled_parser_gives_what_the_numpy_or_scikit_learn_parser_gives(
     monkeypatch, block, labels_required
 ):
     import skftrl._io
     from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
 
+    parsed = compiled(block, labels_required)
     expected = parse_plain_libsvm_arrays(block, labels_required)
-    assert_same_arrays(compiled(block, labels_required), expected)
-    # and so the same matrix through parse_plain_libsvm
-    if expected is not None:
+    if expected is not None:  # the numpy parser's forms: the same arrays bit for bit
+        assert_same_arrays(parsed, expected)
         monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
         X, _, _ = parse_plain_libsvm(block, labels_required)
         X_numpy, _, _ = parse_plain_libsvm(block, labels_required, compiled=False)
         assert X.shape == X_numpy.shape and (X != X_numpy).nnz == 0
         assert X.indices.dtype == X_numpy.indices.dtype
+    elif parsed is not None:  # what it reads beyond them: what scikit-learn gives
+        assert_same_csr(parsed, sklearn_arrays(block, labels_required))
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize(
+    "block",
+    [
+        b"1 2:1 # comment\n",
+        b"# only a comment\n1 2:1\n",
+        b"1 qid:3 2:1\n-1 qid:-4 5:2#c\n",
+        b"1 2:1e5 3:-2.5E-3 4:7e+22 5:1e-22\n",
+        b"1e1 2:1\n",
+        random_libsvm_with_extras(0),
+    ],
+)
+def test_compiled_parser_reads_comments_qid_and_exponents(block):
+    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+
+    parsed = compiled(block, True)
+    assert parsed is not None
+    assert_same_csr(parsed, sklearn_arrays(block, True))
 
 
 # ----------------------------------------------------------------- input
@@ -383,6 +465,18 @@ def test_every_compression_and_a_byte_order_mark_read_the_same_rows(tmp_path, ki
     assert np.array_equal(np.concatenate([chunk.X.indices for chunk in chunks]), expected.indices)
     assert np.array_equal(np.concatenate([chunk.X.data for chunk in chunks]), expected.data)
     assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+
+
+def test_line_numbers_count_newlines_only_when_scikit_learn_parses(tmp_path, monkeypatch):
+    import skftrl._io
+
+    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    path = tmp_path / "data.svm"
+    # A lone carriage return is whitespace inside a line, as for load_svmlight_file.
+    path.write_bytes(b"1 2:1\r# c\n-1 3:1 # c\n\n1 qid:2 4:1\n")
+    (chunk,) = libsvm_row_chunks(path, 10)
+    assert chunk.lines.tolist() == [1, 2, 4]
+    assert chunk.y.tolist() == [1, -1, 1]
 
 
 @pytest.fixture
