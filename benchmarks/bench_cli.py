@@ -122,6 +122,7 @@ def where_the_time_goes(directory, repeats):
     """CPU seconds of the imports, of parsing, and of training, each on its own."""
     import scipy.sparse as sp
 
+    import skftrl._io
     from skftrl import FTRLClassifier
     from skftrl._cli import engine_name
     from skftrl._io import (
@@ -151,7 +152,7 @@ def where_the_time_goes(directory, repeats):
     parsers = {"parse (numpy parser)": False}
     if compiled_plain_parser() is not None:
         parsers["parse (numba-compiled parser)"] = True
-        parse_plain_libsvm(b"1 1:1\n", True)  # loads the compiled code from numba's cache
+        compiled_plain_parser()(b"1 1:1\n", True)  # compiles, or loads numba's cache
     parse_cpu = {name: [] for name in parsers}
     for _ in range(repeats):
         for name, compiled in parsers.items():
@@ -162,6 +163,28 @@ def where_the_time_goes(directory, repeats):
     for name, measured in parse_cpu.items():
         median = statistics.median(measured)
         print(f"   {name:<48} {median:6.2f} s ({len(data) / median / 2**20:,.0f} MiB/s)")
+    if compiled_plain_parser() is not None:
+        # What the numpy parser leaves to load_svmlight_file: a9a x 2 with a
+        # comment on every line and its values written with an exponent.
+        text = shipped("a9a.gz").replace(b":1 ", b":1e0 ").replace(b"\n", b" # row\n") * 2
+        path = os.path.join(directory, "a9a2-extras")
+        with open(path, "wb") as file:
+            file.write(text)
+        readers = {"without the compiled parser (load_svmlight_file)": None,
+                   "with the compiled parser": compiled_plain_parser()}
+        extras_cpu = {name: [] for name in readers}
+        for _ in range(repeats):
+            for name, parser in readers.items():
+                skftrl._io._compiled_parser = parser
+                began = time.process_time()
+                for _chunk in read_libsvm(path, 10_000, LibsvmLayout(123, False)):
+                    pass
+                extras_cpu[name].append(time.process_time() - began)
+        skftrl._io._compiled_parser = readers["with the compiled parser"]
+        print(f"   the reader on a9a x 2 with comments and exponents ({len(text) / 2**20:.0f} MiB):")
+        for name, measured in extras_cpu.items():
+            median = statistics.median(measured)
+            print(f"     {name:<46} {median:6.2f} s ({len(text) / median / 2**20:,.1f} MiB/s)")
     chunks = list(read_libsvm(os.path.join(directory, "a9a20"), 10_000, LibsvmLayout(123, False)))
     FTRLClassifier(l1=1.0).partial_fit(sp.csr_matrix((1, 123)), [-1], classes=[-1, 1])
     train_cpu = []
