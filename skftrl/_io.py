@@ -12,12 +12,16 @@ last may be shorter): a CSR matrix, the labels, the sample weights and the
 line number of each row, so that every problem is reported as ``file:line``.
 Only a few blocks are in memory at a time.
 
-LIBSVM blocks are parsed by :func:`parse_plain_libsvm`, a vectorised numpy
-parser of the common form (``label index:value ...`` with plain decimal
+LIBSVM blocks are parsed by :func:`parse_plain_libsvm_arrays`, a vectorised
+numpy parser of the common form (``label index:value ...`` with plain decimal
 numbers), which gives exactly what scikit-learn's ``load_svmlight_file`` gives;
 any other block (comments, ``qid``, exponents, long numbers, and every
 malformed line) goes to ``load_svmlight_file`` itself, whose errors are then
-explained line by line by :func:`libsvm_line_problem`.
+explained line by line by :func:`libsvm_line_problem`. With numba installed,
+large blocks go first to the same parser compiled (:mod:`._libsvm_numba`),
+which also reads comments, ``qid`` and exponents with identical results; the
+numpy parser stays the reference. Blocks are read and parsed one ahead in a
+thread (:func:`read_ahead`).
 """
 
 import bz2
