@@ -625,7 +625,8 @@ def read_ahead(items, depth=READ_AHEAD):
 
     An exception of the generator is raised here, at the item where it
     happened. When the consumer stops early (an error, an interruption),
-    the thread stops after its current item and closes the generator.
+    the thread stops after its current item and closes the generator; the
+    consumer waits for that at most a second.
     """
     queue = Queue(maxsize=depth)
     stop = threading.Event()
@@ -663,7 +664,10 @@ def read_ahead(items, depth=READ_AHEAD):
             yield item
     finally:
         stop.set()
-        thread.join()
+        # Not joined without a limit: a thread waiting to read a pipe or a
+        # terminal cannot be stopped (an interrupted `skftrl train -` would
+        # hang). It is a daemon, and ends at its next read or with the process.
+        thread.join(timeout=1.0)
 
 
 class LibsvmLayout(NamedTuple):
