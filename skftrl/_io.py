@@ -512,7 +512,8 @@ COMPILED_PARSER_BYTES = 2**20
 
 def compiled_plain_parser():
     """The numba-compiled :func:`parse_plain_libsvm_arrays` (identical
-    results, much faster), or None without numba."""
+    results, much faster; it also reads comments, qid and exponents as
+    scikit-learn does), or None without numba."""
     global _compiled_parser
     if _compiled_parser is False:
         try:

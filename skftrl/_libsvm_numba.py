@@ -229,7 +229,9 @@ _parse_compiled = njit(cache=cache, nogil=True)(_parse)
 
 
 def parse_plain_libsvm_arrays(block, labels_required):
-    """``(values, indices, indptr, y, line_offsets, width)`` of a plain block, or None."""
+    """``(values, indices, indptr, y, line_offsets, width)`` of a block of whole
+    LIBSVM lines, as :func:`._io.parse_plain_libsvm_arrays` gives them, or None
+    for a block this parser leaves to the others (see the module docstring)."""
     if not block:
         return None
     n_values, n_lines = block.count(b":"), block.count(b"\n") + 1
