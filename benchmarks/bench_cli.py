@@ -8,6 +8,10 @@
    ``__main__`` runs the C++ driver, parser included, on the file), on the
    same rows in VW's text format. Wall time of the whole command, taking
    turns, median of ``--repeats``; rows/s and the ratio skftrl / VW.
+   Then where the time goes: the CPU seconds of each import the command
+   makes (each in a new process, minus ``python -c pass``), of parsing the
+   file (the numba-compiled parser and the numpy one, in this process, taking
+   turns) and of training on the parsed chunks.
 2. Start-up: ``skftrl --version``, median wall time of 5 runs.
 3. CSV: rows/s of the reader (parse, hash, CSR) against the previous reader
    (skftrl/_io.py at ``--previous``, read from git), on the bike sharing file
@@ -94,12 +98,104 @@ def end_to_end(directory, repeats):
     vw, vw_cpu = statistics.median(times[name_vw]), statistics.median(cpu_times[name_vw])
     print(f"1. one pass over a9a x 20 ({n_rows:,} rows), the whole command, median of "
           f"{repeats}; wall time, and CPU time (user + system, which waiting for a "
-          "shared CPU or disk does not inflate):")
+          f"shared CPU or disk does not inflate); load average {load()}:")
     for name, measured in times.items():
         wall, cpu = statistics.median(measured), statistics.median(cpu_times[name])
         print(f"   {name:<48} wall {wall:6.2f} s {n_rows / wall:>9,.0f} rows/s ratio to VW "
               f"{vw / wall:.2f} | CPU {cpu:5.2f} s {n_rows / cpu:>9,.0f} rows/s ratio to VW "
               f"{vw_cpu / cpu:.2f}")
+
+
+IMPORTS = {
+    "python -c pass": "pass",
+    "numpy, scipy.sparse": "import numpy, scipy.sparse",
+    "+ scikit-learn, the estimators": "import numpy, scipy.sparse, skftrl; skftrl.FTRLClassifier",
+    "+ numba": "import numpy, scipy.sparse, skftrl, numba; skftrl.FTRLClassifier",
+}
+
+
+def load():
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def where_the_time_goes(directory, repeats):
+    """CPU seconds of the imports, of parsing, and of training, each on its own."""
+    import scipy.sparse as sp
+
+    import skftrl._io
+    from skftrl import FTRLClassifier
+    from skftrl._cli import engine_name
+    from skftrl._io import (
+        LibsvmLayout,
+        compiled_plain_parser,
+        parse_plain_libsvm,
+        read_libsvm,
+    )
+
+    print(f"   where the time goes (CPU s, median of {repeats}; load average {load()}):")
+    cpu = {name: [] for name in IMPORTS}
+    for _ in range(repeats):
+        for name, code in IMPORTS.items():
+            seconds([sys.executable, "-c", code], directory, cpu[name])
+    previous = 0.0
+    for name, measured in cpu.items():
+        total = statistics.median(measured)
+        print(f"   {'import ' + name:<48} {total:6.2f} s (+{total - previous:.2f})")
+        previous = total
+    with open(os.path.join(directory, "a9a20"), "rb") as file:
+        data = file.read()
+    blocks, start = [], 0
+    while start < len(data):  # the reader's blocks: 4 MiB of whole lines
+        end = data.rfind(b"\n", start, start + 4 * 2**20) + 1 or len(data)
+        blocks.append(data[start:end])
+        start = end
+    parsers = {"parse (numpy parser)": False}
+    if compiled_plain_parser() is not None:
+        parsers["parse (numba-compiled parser)"] = True
+        compiled_plain_parser()(b"1 1:1\n", True)  # compiles, or loads numba's cache
+    parse_cpu = {name: [] for name in parsers}
+    for _ in range(repeats):
+        for name, compiled in parsers.items():
+            began = time.process_time()
+            for block in blocks:
+                parse_plain_libsvm(block, True, compiled=compiled)
+            parse_cpu[name].append(time.process_time() - began)
+    for name, measured in parse_cpu.items():
+        median = statistics.median(measured)
+        print(f"   {name:<48} {median:6.2f} s ({len(data) / median / 2**20:,.0f} MiB/s)")
+    if compiled_plain_parser() is not None:
+        # What the numpy parser leaves to load_svmlight_file: a9a x 2 with a
+        # comment on every line and its values written with an exponent.
+        text = shipped("a9a.gz").replace(b":1 ", b":1e0 ").replace(b"\n", b" # row\n") * 2
+        path = os.path.join(directory, "a9a2-extras")
+        with open(path, "wb") as file:
+            file.write(text)
+        readers = {"without the compiled parser (load_svmlight_file)": None,
+                   "with the compiled parser": compiled_plain_parser()}
+        extras_cpu = {name: [] for name in readers}
+        for _ in range(repeats):
+            for name, parser in readers.items():
+                skftrl._io._compiled_parser = parser
+                began = time.process_time()
+                for _chunk in read_libsvm(path, 10_000, LibsvmLayout(123, False)):
+                    pass
+                extras_cpu[name].append(time.process_time() - began)
+        skftrl._io._compiled_parser = readers["with the compiled parser"]
+        print(f"   the reader on a9a x 2 with comments and exponents ({len(text) / 2**20:.0f} MiB):")
+        for name, measured in extras_cpu.items():
+            median = statistics.median(measured)
+            print(f"     {name:<46} {median:6.2f} s ({len(text) / median / 2**20:,.1f} MiB/s)")
+    chunks = list(read_libsvm(os.path.join(directory, "a9a20"), 10_000, LibsvmLayout(123, False)))
+    FTRLClassifier(l1=1.0).partial_fit(sp.csr_matrix((1, 123)), [-1], classes=[-1, 1])
+    train_cpu = []
+    for _ in range(repeats):
+        model = FTRLClassifier(l1=1.0)
+        began = time.process_time()
+        for chunk in chunks:
+            model.partial_fit(chunk.X, chunk.y, classes=[-1, 1])
+        train_cpu.append(time.process_time() - began)
+    print(f"   {'partial_fit, 10,000-row chunks (engine ' + engine_name(model) + ')':<48} "
+          f"{statistics.median(train_cpu):6.2f} s")
 
 
 def startup(directory):
@@ -172,7 +268,7 @@ def memory(directory):
         return
     lines = shipped("a9a.gz").splitlines(keepends=True)
     print("4. peak resident memory of skftrl train (a9a rows drawn at random):")
-    for n_rows in (100_000, 1_000_000):
+    for n_rows in (100_000, 300_000, 1_000_000):
         path = os.path.join(directory, f"rows{n_rows}.svm")
         picks = np.random.RandomState(0).randint(len(lines), size=n_rows)
         with open(path, "wb") as file:
@@ -194,6 +290,7 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         end_to_end(directory, args.repeats)
+        where_the_time_goes(directory, args.repeats)
         startup(directory)
         csv_speed(directory, args.previous, args.repeats)
         memory(directory)

@@ -12,12 +12,16 @@ last may be shorter): a CSR matrix, the labels, the sample weights and the
 line number of each row, so that every problem is reported as ``file:line``.
 Only a few blocks are in memory at a time.
 
-LIBSVM blocks are parsed by :func:`parse_plain_libsvm`, a vectorised numpy
-parser of the common form (``label index:value ...`` with plain decimal
+LIBSVM blocks are parsed by :func:`parse_plain_libsvm_arrays`, a vectorised
+numpy parser of the common form (``label index:value ...`` with plain decimal
 numbers), which gives exactly what scikit-learn's ``load_svmlight_file`` gives;
 any other block (comments, ``qid``, exponents, long numbers, and every
 malformed line) goes to ``load_svmlight_file`` itself, whose errors are then
-explained line by line by :func:`libsvm_line_problem`.
+explained line by line by :func:`libsvm_line_problem`. With numba installed,
+large blocks go first to the same parser compiled (:mod:`._libsvm_numba`),
+which also reads comments, ``qid`` and exponents with identical results; the
+numpy parser stays the reference. Blocks are read and parsed one ahead in a
+thread (:func:`read_ahead`).
 """
 
 import bz2
@@ -30,7 +34,9 @@ import os
 import stat
 import sys
 import tempfile
+import threading
 import zlib
+from queue import Full, Queue
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +45,10 @@ import scipy.sparse as sp
 # Bytes read from the input at a time: large enough that numpy's per-call
 # cost vanishes, small enough that memory stays flat.
 BLOCK_SIZE = 4 * 2**20
+
+# Parsed blocks kept ready ahead of the one being used (see read_ahead):
+# two keep the reading thread busy while memory stays bounded.
+READ_AHEAD = 2
 
 # The first bytes of each compressed format, and its decompressor.
 COMPRESSED = {
@@ -128,22 +138,29 @@ def concatenate(chunks):
 
 
 def rechunk(pieces, chunk_size):
-    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size."""
-    pending, n_pending = [], 0
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size.
+
+    A chunk inside a piece is a view of it; only the rows that complete a
+    chunk across two pieces are copied.
+    """
+    pending, n_pending = [], 0  # fewer than chunk_size rows, from the end of earlier pieces
     for piece in pieces:
         if not piece.n_rows:
             continue
-        pending.append(piece)
-        n_pending += piece.n_rows
-        if n_pending < chunk_size:
-            continue
-        rows = concatenate(pending)
         start = 0
-        while n_pending - start >= chunk_size:
-            yield rows.rows(start, start + chunk_size)
+        if n_pending:
+            start = min(chunk_size - n_pending, piece.n_rows)
+            pending.append(piece.rows(0, start))
+            n_pending += start
+            if n_pending < chunk_size:
+                continue
+            yield concatenate(pending)
+            pending, n_pending = [], 0
+        while piece.n_rows - start >= chunk_size:
+            yield piece.rows(start, start + chunk_size)
             start += chunk_size
-        pending = [rows.rows(start, n_pending)] if start < n_pending else []
-        n_pending -= start
+        if start < piece.n_rows:
+            pending, n_pending = [piece.rows(start, piece.n_rows)], piece.n_rows - start
     if n_pending:
         yield concatenate(pending)
 
@@ -420,13 +437,14 @@ def parse_decimals(buffer, starts, ends):
     return np.where(negative, -values, values)
 
 
-def parse_plain_libsvm(block, labels_required):
-    """``(X, y, line_offsets)`` of a block of plain LIBSVM lines, or None.
+def parse_plain_libsvm_arrays(block, labels_required):
+    """``(values, indices, indptr, y, line_offsets, width)`` of a block of plain
+    LIBSVM lines, or None: the vectorised numpy parser, the reference.
 
     Plain: only digits, ``.+-:`` and whitespace; labels and values as
     :func:`parse_decimals` reads them; indices of at most 9 digits, in
     ascending order in each row. Gives exactly what ``load_svmlight_file(...,
-    zero_based=True)`` gives, X as wide as the largest index + 1, or None for
+    zero_based=True)`` gives (``width`` is the largest index + 1), or None for
     any other block. ``line_offsets`` counts the lines from the block's
     first; a line without tokens holds no row.
     """
@@ -484,7 +502,43 @@ def parse_plain_libsvm(block, labels_required):
     line_offsets = np.searchsorted(newlines, starts[first_of_line])
     indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_rows, minlength=n_rows))))
     width = int(indices.max()) + 1 if indices.size else 0
-    X = sp.csr_matrix((values, indices, indptr), shape=(n_rows, width))
+    return values, indices, indptr, y, line_offsets, width
+
+
+# Blocks of at least this many bytes go to the compiled parser: below, the
+# import of numba and the load of the compiled code cost more than they save.
+COMPILED_PARSER_BYTES = 2**20
+
+
+def compiled_plain_parser():
+    """The numba-compiled :func:`parse_plain_libsvm_arrays` (identical
+    results, much faster; it also reads comments, qid and exponents as
+    scikit-learn does), or None without numba."""
+    global _compiled_parser
+    if _compiled_parser is False:
+        try:
+            from ._libsvm_numba import parse_plain_libsvm_arrays as compiled
+        except ImportError:
+            compiled = None
+        _compiled_parser = compiled
+    return _compiled_parser
+
+
+_compiled_parser = False  # not looked for yet
+
+
+def parse_plain_libsvm(block, labels_required, compiled=True):
+    """``(X, y, line_offsets)`` of a block of plain LIBSVM lines (see
+    :func:`parse_plain_libsvm_arrays`), or None; by the compiled parser when
+    numba is installed, ``compiled`` and the block has COMPILED_PARSER_BYTES
+    or more (so that a small file does not import numba)."""
+    use_compiled = compiled and len(block) >= COMPILED_PARSER_BYTES
+    parse = (use_compiled and compiled_plain_parser()) or parse_plain_libsvm_arrays
+    parsed = parse(block, labels_required)
+    if parsed is None:
+        return None
+    values, indices, indptr, y, line_offsets, width = parsed
+    X = sp.csr_matrix((values, indices, indptr), shape=(len(line_offsets), width))
     return X, y, line_offsets
 
 
@@ -509,7 +563,7 @@ def parse_with_sklearn(path, first_line, block, labels_required):
     """:func:`parse_libsvm_block` by scikit-learn's parser: any form it accepts."""
     from sklearn.datasets import load_svmlight_file
 
-    lines = block.splitlines(keepends=True)
+    lines = io.BytesIO(block).readlines()  # split at "\n" only, as load_svmlight_file
     try:
         # Multilabel mode accepts lines without a label, which prediction allows.
         X, y = load_svmlight_file(
@@ -559,8 +613,62 @@ def libsvm_pieces(path, labels_required=True):
 
 
 def libsvm_row_chunks(path, chunk_size, labels_required=True):
-    """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written."""
-    return rechunk(libsvm_pieces(path, labels_required), chunk_size)
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written.
+
+    The input is read and parsed ahead in a thread (:func:`read_ahead`), so
+    that parsing the next block overlaps with the work on this one.
+    """
+    return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
+
+
+def read_ahead(items, depth=READ_AHEAD):
+    """The items of a generator, produced by a background thread at most ``depth`` ahead.
+
+    An exception of the generator is raised here, at the item where it
+    happened. When the consumer stops early (an error, an interruption),
+    the thread stops after its current item and closes the generator; the
+    consumer waits for that at most a second.
+    """
+    queue = Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def put(item):
+        while not stop.is_set():
+            try:
+                queue.put(item, timeout=0.1)
+                return True
+            except Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not put((item, None)):
+                    return
+            put((end, None))
+        except BaseException as error:  # noqa: BLE001 - raised again by the consumer
+            put((end, error))
+        finally:
+            items.close()
+
+    thread = threading.Thread(target=produce, name="skftrl-read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item, error = queue.get()
+            if error is not None:
+                raise error
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+        # Not joined without a limit: a thread waiting to read a pipe or a
+        # terminal cannot be stopped (an interrupted `skftrl train -` would
+        # hang). It is a daemon, and ends at its next read or with the process.
+        thread.join(timeout=1.0)
 
 
 class LibsvmLayout(NamedTuple):

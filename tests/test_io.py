@@ -9,18 +9,25 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
+from conftest import HAS_NUMBA
 from skftrl._io import (
+    Chunk,
     ChunkCache,
     CsvLayout,
     DataError,
     LibsvmLayout,
     atomic_output,
+    concatenate,
     feature_columns,
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
+    parse_plain_libsvm_arrays,
+    parse_with_sklearn,
+    read_ahead,
     read_csv,
     read_libsvm,
+    rechunk,
     scan_csv,
     scan_libsvm,
 )
@@ -78,6 +85,55 @@ def test_chunks_hold_exactly_chunk_size_rows_with_their_line_numbers(tmp_path):
     assert numbers.tolist() == expected
     values = np.concatenate([chunk.X.data for chunk in chunks])
     assert values.tolist() == list(range(1, 24))
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 7, 50])
+def test_rechunk_gives_every_row_in_order_in_chunks_of_chunk_size(chunk_size):
+    text = random_plain_libsvm(5, n_lines=42)
+    whole = parse_plain_libsvm(text, labels_required=True, compiled=False)
+    rows = Chunk(whole[0], whole[1], whole[2])
+    bounds = [0, 0, 3, 13, 14, 15, 15, 40, rows.n_rows]  # pieces of 0 to 25 rows
+    pieces = [rows.rows(start, stop) for start, stop in zip(bounds, bounds[1:])]
+    chunks = list(rechunk(iter(pieces), chunk_size))
+    assert [chunk.n_rows for chunk in chunks[:-1]] == [chunk_size] * (len(chunks) - 1)
+    assert 0 < chunks[-1].n_rows <= chunk_size
+    joined = concatenate(chunks)
+    assert joined.X.shape[0] == rows.n_rows and (joined.X != rows.X).nnz == 0
+    assert np.array_equal(joined.y, rows.y) and np.array_equal(joined.lines, rows.lines)
+
+
+def test_read_ahead_gives_every_item_then_the_error_where_it_happened():
+    def items():
+        yield from range(5)
+        raise DataError("data", 6, "bad")
+
+    got = []
+    with pytest.raises(DataError, match="data:6: bad"):
+        got.extend(read_ahead(items(), depth=2))
+    assert got == [0, 1, 2, 3, 4]
+
+
+def test_read_ahead_stops_its_thread_and_closes_the_input_when_left_early():
+    import threading
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            count = 0
+            while True:
+                yield count
+                count += 1
+        finally:
+            closed.set()
+
+    threads = set(threading.enumerate())
+    reader = read_ahead(endless(), depth=2)
+    assert [next(reader) for _ in range(3)] == [0, 1, 2]
+    assert len(set(threading.enumerate()) - threads) == 1
+    reader.close()  # as when training stops at an error
+    assert closed.is_set()
+    assert set(threading.enumerate()) - threads == set()
 
 
 def test_scan_and_read_libsvm_one_based(tmp_path):
@@ -220,7 +276,167 @@ def test_plain_parser_gives_what_load_svmlight_file_gives_bit_for_bit(seed):
     ],
 )
 def test_plain_parser_leaves_every_other_form_to_scikit_learn(text):
+    assert parse_plain_libsvm(text, labels_required=True, compiled=False) is None
     assert parse_plain_libsvm(text, labels_required=True) is None
+
+
+# Blocks at every edge of what the plain parsers read, and just beyond.
+EDGE_BLOCKS = [
+    b"",
+    b"\n\n  \t\r\n",  # no token
+    b"\xef\xbb\xbf1 2:1\n",  # a byte-order mark inside a block
+    b"1 2:1 # comment\n",
+    b"# only a comment\n1 2:1\n",
+    b"1 qid:3 2:1\n",
+    b"1 2:1e5\n",
+    b"1 2:1E-5\n",
+    b"1 2:1e23\n",  # beyond the exact powers of ten
+    b"1 2:1e-23\n",
+    b"1 2:1e400\n",  # inf
+    b"1 2:1e\n",
+    b"1 2:1e+\n",
+    b"1 2:e5\n",
+    b"1 2:1e5e\n",
+    b"1 2:1e1000\n",
+    b"1 2e1:1\n",
+    b"1 qid:3 2:1 # comment \xe9\n",
+    b"1 2:1 qid:3\n",  # qid after a feature
+    b"qid:3 2:1\n",
+    b"1 qid:x 2:1\n",
+    b"1 qid:3:4 2:1\n",
+    b"1 qid 2:1\n",
+    b"1\nqid:3 2:1\n",  # a qid that starts a line
+    b"1 2:1#c\n-1 3:1 #\n",
+    b"1.2.3 2:1 # a bad label and a comment\n",
+    b"1.2.3 2:1\n",
+    b"1\n-1\n\n1 3:2\n",  # rows without features
+    b"1 2:1\n\n\n-1 5:2",  # empty lines, no newline at the end
+    b"1 2:1\r\n-1 3:-0\r\n",
+    b"1 2:1\x0b\n",  # vertical tab: not whitespace here
+    b"1 2:1\x00\n",
+    b"1 2:.5 3:5. 4:+.5 5:-0.0 6:000123 7:123456789012345\n",
+    b"1 2:1234567890123456\n",  # 16 digits
+    b"1 2:0.000000000000001\n",
+    b"1 123456789:1\n",  # 9 digits of index
+    b"1 1234567890:1\n",  # 10
+    b"1 2:-\n",
+    b"1 2:+\n",
+    b"1 2:.\n",
+    b"1 2:--1\n",
+    b"1 2:1-\n",
+    b"1 2:1.2.3\n",
+    b"1 +2:1\n",
+    b"1 2.0:1\n",
+    b"1 :1\n",
+    b"1 2:\n",
+    b"1 2:1:1\n",
+    b"1 2\n",
+    b"1 3:1 2:1\n",
+    b"1 2:1 2:1\n",
+    b"1 2:1\n-1 1:1 3:1\n",  # ascending in each row, not across rows
+    b"1:2 3:1\n",  # no label
+    b"x 2:1\n",
+    b"1.5.1 2:1\n",
+    b"- 2:1\n",
+    b"1,3 2:1\n",
+    b"nan 2:1\n",
+]
+
+
+def assert_same_arrays(first, second):
+    """Two parses are the same: both None, or every array equal bit for bit."""
+    assert (first is None) == (second is None)
+    if first is None:
+        return
+    for one, other in zip(first[:5], second[:5], strict=True):
+        if one is None or other is None:
+            assert one is None and other is None
+            continue
+        assert one.dtype == other.dtype and one.shape == other.shape
+        assert np.array_equal(one.view(np.int64), other.view(np.int64))
+    assert first[5] == second[5]
+
+
+def random_libsvm_with_extras(seed, n_lines=300):
+    """LIBSVM text with what the numpy parser leaves to scikit-learn: comments,
+    qid, exponents."""
+    rng = np.random.RandomState(seed)
+    lines = random_plain_libsvm(seed, n_lines).decode().split("\n")
+    for number, line in enumerate(lines):
+        kind = rng.randint(6)
+        if kind == 0:
+            lines[number] = line + " # a comment: 1:2 \xe9"
+        elif kind == 1 and line.strip():
+            label, *rest = line.split(maxsplit=1)
+            lines[number] = f"{label} qid:{rng.randint(-5, 10**6)} {' '.join(rest)}"
+        elif kind == 2:
+            exponent = f"{rng.choice(['e', 'E'])}{rng.choice(['', '+', '-'])}{rng.randint(0, 23)}"
+            lines[number] = line.replace(":1 ", f":1{exponent} ", 1)
+        elif kind == 3:
+            lines[number] = "#" + line
+    return "\n".join(lines).encode()
+
+
+def sklearn_arrays(block, labels_required):
+    """What the reader without the compiled parser gives for a block the numpy parser leaves."""
+    chunk = parse_with_sklearn("data", 0, block, labels_required)
+    X = chunk.X
+    return X.data, X.indices, X.indptr, chunk.y, chunk.lines, X.shape[1]
+
+
+def assert_same_csr(parsed, expected):
+    values, indices, indptr, y, line_offsets, width = parsed
+    assert np.array_equal(bits(values), bits(expected[0]))  # -0.0 included
+    assert np.array_equal(indices, expected[1]) and np.array_equal(indptr, expected[2])
+    assert (y is None and expected[3] is None) or np.array_equal(bits(y), bits(expected[3]))
+    assert np.array_equal(line_offsets, expected[4]) and width == expected[5]
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize("labels_required", [True, False])
+@pytest.mark.parametrize(
+    "block",
+    EDGE_BLOCKS
+    + [random_plain_libsvm(seed) for seed in range(3)]
+    + [random_libsvm_with_extras(seed) for seed in range(3)],
+)
+def test_compiled_parser_gives_what_the_numpy_or_scikit_learn_parser_gives(
+    monkeypatch, block, labels_required
+):
+    import skftrl._io
+    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+
+    parsed = compiled(block, labels_required)
+    expected = parse_plain_libsvm_arrays(block, labels_required)
+    if expected is not None:  # the numpy parser's forms: the same arrays bit for bit
+        assert_same_arrays(parsed, expected)
+        monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
+        X, _, _ = parse_plain_libsvm(block, labels_required)
+        X_numpy, _, _ = parse_plain_libsvm(block, labels_required, compiled=False)
+        assert X.shape == X_numpy.shape and (X != X_numpy).nnz == 0
+        assert X.indices.dtype == X_numpy.indices.dtype
+    elif parsed is not None:  # what it reads beyond them: what scikit-learn gives
+        assert_same_csr(parsed, sklearn_arrays(block, labels_required))
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize(
+    "block",
+    [
+        b"1 2:1 # comment\n",
+        b"# only a comment\n1 2:1\n",
+        b"1 qid:3 2:1\n-1 qid:-4 5:2#c\n",
+        b"1 2:1e5 3:-2.5E-3 4:7e+22 5:1e-22\n",
+        b"1e1 2:1\n",
+        random_libsvm_with_extras(0),
+    ],
+)
+def test_compiled_parser_reads_comments_qid_and_exponents(block):
+    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+
+    parsed = compiled(block, True)
+    assert parsed is not None
+    assert_same_csr(parsed, sklearn_arrays(block, True))
 
 
 # ----------------------------------------------------------------- input
@@ -249,6 +465,18 @@ def test_every_compression_and_a_byte_order_mark_read_the_same_rows(tmp_path, ki
     assert np.array_equal(np.concatenate([chunk.X.indices for chunk in chunks]), expected.indices)
     assert np.array_equal(np.concatenate([chunk.X.data for chunk in chunks]), expected.data)
     assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+
+
+def test_line_numbers_count_newlines_only_when_scikit_learn_parses(tmp_path, monkeypatch):
+    import skftrl._io
+
+    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    path = tmp_path / "data.svm"
+    # A lone carriage return is whitespace inside a line, as for load_svmlight_file.
+    path.write_bytes(b"1 2:1\r# c\n-1 3:1 # c\n\n1 qid:2 4:1\n")
+    (chunk,) = libsvm_row_chunks(path, 10)
+    assert chunk.lines.tolist() == [1, 2, 4]
+    assert chunk.y.tolist() == [1, -1, 1]
 
 
 @pytest.fixture
@@ -319,3 +547,34 @@ def test_hashed_libsvm_indices_are_taken_modulo_and_summed(tmp_path):
         [0, 0, 0, 7] + [0] * 12,  # 3, 19 and 35 are all 3 modulo 16
         [0] * 14 + [1, 0],  # 2**31 - 2 is 14 modulo 16
     ]
+
+
+def read_all_or_error(path, labels_required):
+    """Every chunk of a file, or the error it gives."""
+    try:
+        return list(libsvm_row_chunks(path, 3, labels_required)), None
+    except DataError as error:
+        return None, str(error)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize("labels_required", [True, False])
+@pytest.mark.parametrize("block", EDGE_BLOCKS)
+def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
+    tmp_path, monkeypatch, block, labels_required
+):
+    import skftrl._io
+
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"1 1:1\n" + block)
+    monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
+    with_compiled = read_all_or_error(path, labels_required)
+    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    chunks, error = read_all_or_error(path, labels_required)
+    assert with_compiled[1] == error
+    if chunks is not None:
+        for chunk, other in zip(chunks, with_compiled[0], strict=True):
+            assert chunk.X.shape == other.X.shape and (chunk.X != other.X).nnz == 0
+            assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
+            assert np.array_equal(chunk.lines, other.lines)
+            assert (chunk.y is None and other.y is None) or np.array_equal(chunk.y, other.y)
