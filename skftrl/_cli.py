@@ -1302,7 +1302,7 @@ def strongest_interactions(factors, top):
 
     norms = np.sqrt(np.einsum("ij,ij->i", factors, factors))
     order = np.argsort(-norms, kind="stable")
-    size = min(len(order), max(64, 2 * top))
+    size = min(len(order), max(64, 2 * top), MAX_INTERACTION_CANDIDATES)
     while True:
         chosen = order[:size]
         gram = factors[chosen] @ factors[chosen].T
