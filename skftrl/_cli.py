@@ -1289,8 +1289,9 @@ def learned_factors(estimator):
 
 def strongest_interactions(factors, top):
     """The ``top`` pairs ``a < b`` of rows of ``factors`` (n, k) with the largest
-    ``|<v_a, v_b>|``: a list of ``(value, a, b)``, and None when the list is
-    certainly the strongest of all pairs, else a bound on the pairs left out.
+    ``|<v_a, v_b>|``: a list of ``(value, a, b)``, strongest first, and None
+    when the list is certainly the strongest of all pairs, else a bound on the
+    pairs left out.
 
     By Cauchy-Schwarz ``|<v_a, v_b>| <= |v_a| |v_b|``: the pairs among the
     ``m`` rows of largest norm are computed (a Gram matrix), and a pair with
@@ -1325,7 +1326,8 @@ def strongest_interactions(factors, top):
     pairs = []
     for position in found.tolist():
         a, b = divmod(position, size)
-        pairs.append((float(gram[a, b]), int(chosen[a]), int(chosen[b])))
+        pairs.append((float(gram[a, b]), *sorted((int(chosen[a]), int(chosen[b])))))
+    pairs.sort(key=lambda pair: (-abs(pair[0]), pair[1], pair[2]))
     return pairs, left_out
 
 
@@ -1341,9 +1343,8 @@ def print_interactions(estimator, name, top, out):
     found, left_out = [], []
     for output in range(n_outputs):
         pairs, bound = strongest_interactions(factors[output], top)
-        for value, a, b in pairs:
-            first, second = sorted((int(columns[a]), int(columns[b])))
-            found.append((-abs(value), output, first, second, value))
+        for value, a, b in pairs:  # columns are ascending: so are columns[a] < columns[b]
+            found.append((-abs(value), output, int(columns[a]), int(columns[b]), value))
         if bound is not None:
             left_out.append(bound)
     found = sorted(found)[:top]

@@ -1070,11 +1070,14 @@ def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path
 
     # A regression FM, and the skops format with only skftrl's types in it.
     sio = pytest.importorskip("skops.io")
+    # Without --random-state, the initial factors are those of random_state=0.
     regress = run_here("train", "a.svm", "--model", "fm.skops", "--n-features", 123,
-                       "--task", "regress", "--chunk-size", 250, *FM_OPTIONS, cwd=tmp_path)
+                       "--task", "regress", "--chunk-size", 250, "--factors", 2,
+                       "--engine", "numpy", cwd=tmp_path)
     assert regress.returncode == 0, regress.stderr
     loaded = sio.load(tmp_path / "fm.skops", trusted=["skftrl._fm.FMRegressor"])
-    assert_same_state(loaded, chunked_partial_fit(FMRegressor(**FM_PARAMS), X[:600], y[:600], 250))
+    regressor = FMRegressor(n_components=2, random_state=0, engine="numpy")
+    assert_same_state(loaded, chunked_partial_fit(regressor, X[:600], y[:600], 250))
     assert run_here("inspect", "--model", tmp_path / "fm.skops").returncode == 0
 
 
@@ -1168,6 +1171,24 @@ def test_inspect_bounds_the_interactions_it_leaves_out(tmp_path, monkeypatch):
     assert listed_interactions(shown.stdout) == expected
     bound = norms[order[20]] * norms[order[0]]
     assert f"a pair with another feature is at most {bound:.6g})" in shown.stdout
+
+
+def test_the_strongest_interactions_are_found_beyond_the_largest_norms():
+    # 100 orthogonal factors of norm 10 interact with nothing; the strongest
+    # pairs are among 100 small random ones, which the first candidates
+    # (by norm) leave out: the bound must make the search go on.
+    rng = np.random.RandomState(0)
+    factors = np.vstack([10 * np.eye(100), rng.normal(size=(100, 100)) / 10])
+    pairs, left_out = skftrl._cli.strongest_interactions(factors, 5)
+    gram = factors @ factors.T
+    a, b = np.triu_indices(200, 1)
+    strongest = np.argsort(-np.abs(gram[a, b]), kind="stable")[:5]
+    assert [(first, second) for _, first, second in pairs] == [
+        (a[i], b[i]) for i in strongest
+    ]
+    assert np.allclose([value for value, _, _ in pairs], gram[a[strongest], b[strongest]],
+                       rtol=1e-12, atol=0)
+    assert left_out is None
 
 
 # ----------------------------------------- the held-out rows (issue 14)
