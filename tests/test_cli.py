@@ -1241,17 +1241,23 @@ def test_holdout_keeps_the_best_pass_on_a_file_and_on_stdin(tmp_path):
     X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
     best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 2,
                                    classes=[-1, 1])
-    args = ["--model", "m", "--chunk-size", 150, "--learning-rate", 0.5, "--passes", 10,
-            "--holdout-period", 4, "--n-iter-no-change", 2, "--n-features", 123]
+    args = ["--chunk-size", 150, "--learning-rate", 0.5, "--passes", 10,
+            "--holdout-period", 4, "--n-features", 123]
     # A file: a first pass finds the classes, its chunks cached.
-    check_holdout(run("train", "a.svm", *args, cwd=tmp_path), tmp_path / "m", best, losses, 10)
+    trained = run("train", "a.svm", *args, "--n-iter-no-change", 2, "--model", "m", cwd=tmp_path)
+    check_holdout(trained, tmp_path / "m", best, losses, 10)
     # Standard input: the first pass reads the text, the next ones the cache.
+    # With this tol, pass 3 is kept: its loss is above pass 2's, but by less than tol.
+    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 3,
+                                   tol=0.005, classes=[-1, 1])
     piped = subprocess.run(
-        command("train", "-", *args, "--classes=-1,1", "--model", "s"),
+        command("train", "-", *args, "--classes=-1,1", "--model", "s", "--tol", 0.005,
+                "--n-iter-no-change", 3),
         input=b"".join(lines), capture_output=True, cwd=tmp_path, env=environment(),
         timeout=300,
     )
     check_holdout(piped, tmp_path / "s", best, losses, 10)
+    assert np.argmin(losses) + 1 < joblib.load(tmp_path / "s").training_log_[-1]["passes"]
 
 
 def test_holdout_continues_a_model_and_trains_a_factorization_machine(tmp_path):
