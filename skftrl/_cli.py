@@ -1500,8 +1500,14 @@ Classification: the classes are the distinct labels of the training file
 (numbers when every label is a number, else strings), or --classes; two
 classes train a logistic model, more a multinomial one.
 
-The model file is the fitted FTRLClassifier or FTRLRegressor, written only if
-everything succeeds: joblib.load (or skops.io.load for a .skops path) returns
+--factors K trains a factorization machine (FMClassifier or FMRegressor,
+K factors a feature) instead of the linear model.
+
+--holdout-period K holds out every K-th row (rows K, 2K, ...), scores them
+after each pass, stops when their loss has not improved by --tol for
+--n-iter-no-change passes, and saves the best pass's model.
+
+The model file is the fitted estimator, written only if everything succeeds: joblib.load (or skops.io.load for a .skops path) returns
 it, with input_spec_, hashed_feature_names_ and training_log_ for the command
 line. A joblib file is a pickle: load only model files you trust."""
 
@@ -1705,11 +1711,13 @@ def build_parser():
         description="Print a model's hyper-parameters, input, rows seen, the "
         "non-zero weights of all, and the largest weights by magnitude (or, with "
         "--all, every non-zero weight) with feature names (CSV: the column, or "
-        "column=value; LIBSVM: the index).",
+        "column=value; LIBSVM: the index); for a factorization machine, then the "
+        "strongest interactions <v_i, v_j> of the features it has learned.",
     )
     inspect.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     inspect.add_argument(
-        "--top", metavar="K", type=positive_int, default=20, help="weights to list (default 20)"
+        "--top", metavar="K", type=positive_int, default=20,
+        help="weights (and interactions) to list (default 20)",
     )
     inspect.add_argument(
         "--all", action="store_true", help="list every non-zero weight, by feature"
