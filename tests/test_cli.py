@@ -1193,7 +1193,7 @@ def test_the_strongest_interactions_are_found_beyond_the_largest_norms():
 
 # ----------------------------------------- the held-out rows (issue 14)
 def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, tol=1e-4,
-                    **fit_params):
+                    weights=None, **fit_params):
     """Learn the rows not held out (rows period, 2 period, ... counted from 1 are)
     chunk by chunk, pass by pass; after each pass the held-out log loss. Stop
     when it has not improved on the lowest by tol for n_iter_no_change passes;
@@ -1206,8 +1206,11 @@ def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, t
         for start in range(0, X.shape[0], chunk_size):
             rows = np.arange(start, min(start + chunk_size, X.shape[0]))
             rows = rows[~held[rows]]
+            if weights is not None:
+                fit_params["sample_weight"] = weights[rows]
             model.partial_fit(X[rows], y[rows], **fit_params)
-        loss = log_loss(y[held], model.predict_proba(X[held]), labels=model.classes_)
+        loss = log_loss(y[held], model.predict_proba(X[held]), labels=model.classes_,
+                        sample_weight=None if weights is None else weights[held])
         improved = loss < min(losses, default=np.inf) - tol
         passes_without_improvement = 0 if improved else passes_without_improvement + 1
         losses.append(loss)
@@ -1281,6 +1284,27 @@ def test_holdout_continues_a_model_and_trains_a_factorization_machine(tmp_path):
                        "--passes", 8, "--holdout-period", 4, "--n-iter-no-change", 1,
                        cwd=tmp_path)
     check_holdout(trained, tmp_path / "fm", best, losses, 8)
+
+
+def test_holdout_of_weighted_csv_rows(tmp_path):
+    # The held-out loss weighs each row by its --weight-column weight.
+    rows = click_rows(700, seed=9)
+    rng = np.random.RandomState(1)
+    for row in rows:
+        row["weight"] = f"{rng.choice([0, 0.5, 1, 3])}"
+    write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city", "weight"])
+    result = run_here("train", "c.csv", "--label-column", "clicked", "--weight-column",
+                      "weight", "--hash-bits", 12, "--chunk-size", 200, "--learning-rate", 2,
+                      "--passes", 6, "--holdout-period", 3, "--n-iter-no-change", 1,
+                      "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    weights = np.array([float(row["weight"]) for row in rows])
+    y = np.array([row["clicked"] for row in rows])
+    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=2.0), hashed_reference(rows, 12),
+                                   y, 200, 3, 6, 1, weights=weights, classes=["no", "yes"])
+    model = joblib.load(tmp_path / "m")
+    assert_same_state(model, best)
+    assert np.allclose(model.training_log_[-1]["held_out_losses"], losses, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize(
