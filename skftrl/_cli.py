@@ -381,7 +381,8 @@ def make_estimator(args, initial):
         "l2": args.l2,
         "batch_size": args.batch_size,
         "engine": args.engine,
-        **{name: getattr(args, name) for name in (*FACTOR_OPTIONS.values(), *HOLDOUT_OPTIONS.values())},
+        **{name: getattr(args, name) for name in FACTOR_OPTIONS.values()},
+        **{name: getattr(args, name) for name in HOLDOUT_OPTIONS.values()},
     }
     params = {name: value for name, value in given.items() if value is not None}
     if args.loss is not None:
@@ -437,7 +438,9 @@ def make_estimator(args, initial):
 def check_holdout_options(args):
     """``--tol`` and ``--n-iter-no-change`` stop on the held-out loss: they need it."""
     if args.holdout_period is None:
-        given = [option for option, name in HOLDOUT_OPTIONS.items() if getattr(args, name) is not None]
+        given = [
+            option for option, name in HOLDOUT_OPTIONS.items() if getattr(args, name) is not None
+        ]
         if given:
             raise UsageError(
                 f"{' and '.join(given)} stop{'' if len(given) > 1 else 's'} the passes on the "
@@ -799,7 +802,7 @@ class Holdout:
     (a temporary file, 1/K of the data) during the first pass; after each
     pass the model scores them as the estimators' early stopping scores its
     held-out rows (their weighted mean loss, ``_validation_score``), with the
-    same rule (``FTRLClassifier._fit_passes``): a pass is the best when its
+    same rule (``BaseFTRL._fit_passes``): a pass is the best when its
     loss is within ``tol`` of the lowest so far (the later of two such passes
     has learned more); the passes stop when the loss has not improved on the
     lowest by ``tol`` for ``n_iter_no_change`` passes in a row. The state of
@@ -915,7 +918,9 @@ def held_out_loss(estimator, chunk, path):
             X, targets, weights = estimator._prepare(chunk.X, chunk.y, weights, reset=False)
     except ValueError as error:
         first, last = int(chunk.lines[0]), int(chunk.lines[-1])
-        raise DataError(path, first, f"in the held-out rows of lines {first}-{last}: {error}") from None
+        raise DataError(
+            path, first, f"in the held-out rows of lines {first}-{last}: {error}"
+        ) from None
     total = float(weights.sum())
     return -estimator._validation_score(X, targets, weights) * total, total
 
@@ -1507,9 +1512,10 @@ K factors a feature) instead of the linear model.
 after each pass, stops when their loss has not improved by --tol for
 --n-iter-no-change passes, and saves the best pass's model.
 
-The model file is the fitted estimator, written only if everything succeeds: joblib.load (or skops.io.load for a .skops path) returns
-it, with input_spec_, hashed_feature_names_ and training_log_ for the command
-line. A joblib file is a pickle: load only model files you trust."""
+The model file is the fitted estimator, written only if everything succeeds:
+joblib.load (or skops.io.load for a .skops path) returns it, with
+input_spec_, hashed_feature_names_ and training_log_ for the command line. A
+joblib file is a pickle: load only model files you trust."""
 
 
 def add_hyper_parameters(parser):
@@ -1542,7 +1548,8 @@ def add_hyper_parameters(parser):
         "its state is K+1 times the linear model's",
     )
     factors.add_argument(
-        "--init-stdev", type=float, help="standard deviation of the initial factors, >= 0 (default 0.01)"
+        "--init-stdev", type=float,
+        help="standard deviation of the initial factors, >= 0 (default 0.01)",
     )
     factors.add_argument(
         "--factor-learning-rate", type=float,

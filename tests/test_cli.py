@@ -1035,8 +1035,8 @@ def test_help_and_version_start_without_scientific_imports():
 # ---------------------------------- factorization machines (issue 13)
 FM_OPTIONS = ["--factors", 3, "--init-stdev", 0.05, "--factor-learning-rate", 0.2,
               "--factor-l2", 0.01, "--random-state", 7, "--engine", "numpy"]
-FM_PARAMS = dict(n_components=3, init_stdev=0.05, factor_learning_rate=0.2, factor_l2=0.01,
-                 random_state=7, engine="numpy")
+FM_PARAMS = {"n_components": 3, "init_stdev": 0.05, "factor_learning_rate": 0.2,
+             "factor_l2": 0.01, "random_state": 7, "engine": "numpy"}
 
 
 def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path):
@@ -1087,7 +1087,7 @@ def listed_interactions(text):
     return [
         (float(value), where or None, first, second)
         for value, where, first, second in re.findall(
-            r"^ +([-+][0-9.]+)  (?:class (\S+)  )?(.+) x (.+)$", section, flags=re.M
+            r"^ +([-+][0-9.]+)  (?:class (\S+)  )?(.+) x (.+)$", section, flags=re.MULTILINE
         )
     ]
 
@@ -1321,14 +1321,14 @@ def test_holdout_of_weighted_csv_rows(tmp_path):
         (["--factor-l2", "0.1", "--random-state", "3"],
          "--factor-l2, --random-state are for factorization machines: add --factors K"),
         (["--factors", "2", "-i", "linear"],
-         "--initial-model linear is a linear model: a model continued with -i keeps its "
-         "factors (leave out --factors)"),
+         ("--initial-model linear is a linear model: a model continued with -i keeps its "
+          "factors (leave out --factors)")),
         (["--factors", "5", "-i", "fm"],
-         "--initial-model fm is 3 factors a feature: a model continued with -i keeps its "
-         "factors"),
+         ("--initial-model fm is 3 factors a feature: a model continued with -i keeps its "
+          "factors")),
         (["-i", "fm", "--random-state", "1"],
-         "--random-state draws the initial factors of a new model; those of "
-         "--initial-model fm are drawn already"),
+         ("--random-state draws the initial factors of a new model; those of "
+          "--initial-model fm are drawn already")),
         (["--holdout-period", "1"],
          "argument --holdout-period: must be 2 or more (every K-th row is held out"),
         (["--holdout-period", "0.5"], "argument --holdout-period: not an integer: '0.5'"),
