@@ -203,7 +203,8 @@ def save_model(estimator, path, file):
 
 
 def load_model(path):
-    """A fitted FTRLClassifier or FTRLRegressor from a model file.
+    """A fitted FTRLClassifier or FTRLRegressor (or their factorization
+    machines, FMClassifier and FMRegressor) from a model file.
 
     The file is a joblib pickle (as ``skops train`` or ``joblib.dump``
     write it), a skops file (zip; only skftrl's estimator types are trusted),
@@ -214,6 +215,7 @@ def load_model(path):
     from sklearn.utils.validation import check_is_fitted
 
     from ._classifier import FTRLClassifier
+    from ._fm import FMClassifier, FMRegressor
     from ._io import LEGACY_MODEL_KIND, DataError
     from ._regressor import FTRLRegressor
 
@@ -226,7 +228,8 @@ def load_model(path):
             import skops.io as sio
 
             trusted = [
-                f"{cls.__module__}.{cls.__qualname__}" for cls in (FTRLClassifier, FTRLRegressor)
+                f"{cls.__module__}.{cls.__qualname__}"
+                for cls in (FTRLClassifier, FTRLRegressor, FMClassifier, FMRegressor)
             ]
             untrusted = set(sio.get_untrusted_types(file=path)) - set(trusted)
             if untrusted:
@@ -351,10 +354,24 @@ def describe_input(spec):
 
 
 # -------------------------------------------------------------------- train
+FACTOR_OPTIONS = {
+    "--init-stdev": "init_stdev",
+    "--factor-learning-rate": "factor_learning_rate",
+    "--factor-l2": "factor_l2",
+}
+HOLDOUT_OPTIONS = {"--tol": "tol", "--n-iter-no-change": "n_iter_no_change"}
+
+
 def make_estimator(args, initial):
     """The estimator the options ask for; options left unset keep its defaults
-    (or, with ``-i``, the continued model's)."""
+    (or, with ``-i``, the continued model's).
+
+    ``--factors K`` makes a factorization machine (FMClassifier or
+    FMRegressor) with ``n_components=K``; its initial factors are drawn with
+    ``--random-state`` (default 0, so that a run is repeatable).
+    """
     from ._classifier import FTRLClassifier
+    from ._fm import FMClassifier, FMRegressor
     from ._regressor import FTRLRegressor
 
     given = {
@@ -364,6 +381,8 @@ def make_estimator(args, initial):
         "l2": args.l2,
         "batch_size": args.batch_size,
         "engine": args.engine,
+        **{name: getattr(args, name) for name in FACTOR_OPTIONS.values()},
+        **{name: getattr(args, name) for name in HOLDOUT_OPTIONS.values()},
     }
     params = {name: value for name, value in given.items() if value is not None}
     if args.loss is not None:
@@ -376,6 +395,17 @@ def make_estimator(args, initial):
             "--loss and --epsilon are for --task regress; classification "
             "uses the log loss (two classes) or the multinomial loss (more)"
         )
+    check_holdout_options(args)
+    is_fm = isinstance(initial, (FMClassifier, FMRegressor))
+    if not is_fm and args.factors is None:
+        factor_options = [option for option, name in FACTOR_OPTIONS.items() if name in params]
+        if args.random_state is not None:
+            factor_options.append("--random-state")
+        if factor_options:
+            raise UsageError(
+                f"{', '.join(factor_options)} {'are' if len(factor_options) > 1 else 'is'} for "
+                "factorization machines: add --factors K"
+            )
     if initial is not None:
         if isinstance(initial, FTRLClassifier) != classify:
             kind = "a classifier" if isinstance(initial, FTRLClassifier) else "a regressor"
@@ -383,10 +413,39 @@ def make_estimator(args, initial):
                 f"--initial-model {args.initial_model} is {kind}: use "
                 f"--task {'classify' if isinstance(initial, FTRLClassifier) else 'regress'}"
             )
+        if args.factors is not None and (not is_fm or args.factors != initial.n_components):
+            what = f"{initial.n_components} factors a feature" if is_fm else "a linear model"
+            raise UsageError(
+                f"--initial-model {args.initial_model} is {what}: a model continued with -i "
+                "keeps its factors (leave out --factors)"
+            )
+        if args.random_state is not None:
+            raise UsageError(
+                f"--random-state draws the initial factors of a new model; those of "
+                f"--initial-model {args.initial_model} are drawn already"
+            )
         validated(initial.__class__(**{**initial.get_params(), **params}))
         return initial.set_params(**params)
-    Estimator = FTRLClassifier if classify else FTRLRegressor
+    if args.factors is not None:
+        params["n_components"] = args.factors
+        params["random_state"] = 0 if args.random_state is None else args.random_state
+        Estimator = FMClassifier if classify else FMRegressor
+    else:
+        Estimator = FTRLClassifier if classify else FTRLRegressor
     return validated(Estimator(**params))
+
+
+def check_holdout_options(args):
+    """``--tol`` and ``--n-iter-no-change`` stop on the held-out loss: they need it."""
+    if args.holdout_period is None:
+        given = [
+            option for option, name in HOLDOUT_OPTIONS.items() if getattr(args, name) is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{' and '.join(given)} stop{'' if len(given) > 1 else 's'} the passes on the "
+                "held-out loss: add --holdout-period K"
+            )
 
 
 def check_paths(args):
@@ -437,31 +496,39 @@ def parse_classes(text):
         return np.array(sorted(names)), False
 
 
-def memory_needed(n_outputs, n_features, dtype):
-    """Bytes of a state of ``n_outputs`` x ``n_features`` (z and n)."""
+def memory_needed(n_outputs, n_features, dtype, n_components=0):
+    """Bytes of a state of ``n_outputs`` x ``n_features`` (z and n of the
+    weights, and of ``n_components`` factors a feature)."""
     import numpy as np
 
-    return 2 * n_outputs * n_features * np.dtype(dtype).itemsize
+    return 2 * n_outputs * n_features * (1 + n_components) * np.dtype(dtype).itemsize
+
+
+def factors_of(estimator):
+    """The number of factors a feature of the estimator has: 0 for a linear model."""
+    return getattr(estimator, "n_components", 0)
 
 
 def check_memory(estimator, n_features, classes):
     """Refuse a width whose state cannot fit in memory, saying what it needs."""
     n_outputs = 1 if classes is None or len(classes) == 2 else len(classes)
-    needed = memory_needed(n_outputs, n_features, estimator.dtype)
+    n_components = factors_of(estimator)
+    needed = memory_needed(n_outputs, n_features, estimator.dtype, n_components)
     try:
         available = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         available = None
     if n_features > 2**62 or (available is not None and needed > available):
-        raise UsageError(memory_message(n_features, n_outputs, needed, available))
+        raise UsageError(memory_message(n_features, n_outputs, needed, available, n_components))
 
 
-def memory_message(n_features, n_outputs, needed, available=None):
+def memory_message(n_features, n_outputs, needed, available=None, n_components=0):
     have = "" if available is None else f", more than this machine's {available / 2**30:,.1f} GiB"
+    factors = f", {n_components} factors a feature" if n_components else ""
     return (
         f"a model {n_features:,} features wide needs {needed / 2**30:,.1f} GiB for its state "
-        f"(z and n, {n_outputs} output{'s' if n_outputs > 1 else ''}){have}: use --hash-bits B "
-        "to hash the features into 2**B columns"
+        f"(z and n, {n_outputs} output{'s' if n_outputs > 1 else ''}{factors}){have}: use "
+        "--hash-bits B to hash the features into 2**B columns"
     )
 
 
@@ -726,12 +793,145 @@ def held_out_scores(estimator, read, path):
     return scores, n_rows
 
 
+class Holdout:
+    """``--holdout-period K``: every K-th row held out, scored after each pass,
+    and the best pass's model kept.
+
+    The rows K, 2K, 3K, ... of the file (counted from 1, data rows only) are
+    never learned from. Their parsed chunks are kept in a cache of their own
+    (a temporary file, 1/K of the data) during the first pass; after each
+    pass the model scores them as the estimators' early stopping scores its
+    held-out rows (their weighted mean loss, ``_validation_score``), with the
+    same rule (``BaseFTRL._fit_passes``): a pass is the best when its
+    loss is within ``tol`` of the lowest so far (the later of two such passes
+    has learned more); the passes stop when the loss has not improved on the
+    lowest by ``tol`` for ``n_iter_no_change`` passes in a row. The state of
+    the best pass is kept with the estimators' ``_snapshot_state`` of the
+    columns the training rows use (no other column changes) and put back at
+    the end with ``_restore_state``.
+    """
+
+    def __init__(self, period, path):
+        from ._io import ChunkCache
+
+        self.period, self.path = period, path
+        self.cache = ChunkCache()
+        self.row = 0  # data rows of the current pass read so far
+        self.n_held_out = 0
+        self.used_columns = None  # the columns of the training rows (a mask)
+        self.losses = []
+        self.best_pass = 0
+        self.stopped = False
+        self.passes_without_improvement = 0
+        self.kept = None
+
+    def training_part(self, chunk, first_pass):
+        """The chunk's rows that are learned from; in the first pass, the
+        held-out rows are cached and the columns of the others recorded."""
+        import numpy as np
+
+        numbers = np.arange(self.row + 1, self.row + 1 + chunk.n_rows)
+        self.row += chunk.n_rows
+        held = numbers % self.period == 0
+        training = select_rows(chunk, ~held)
+        if first_pass:
+            if held.any():
+                self.cache.write(select_rows(chunk, held))
+                self.n_held_out += int(held.sum())
+            if self.used_columns is None:
+                self.used_columns = np.zeros(chunk.X.shape[1], dtype=bool)
+            self.used_columns[training.X.indices] = True
+        return training
+
+    def end_pass(self, estimator, number, n_rows):
+        """Score the held-out rows: ``(loss, whether the pass is the best, whether to stop)``."""
+        from ._io import DataError
+
+        self.row = 0
+        if not self.n_held_out:
+            raise DataError(
+                self.path, None,
+                f"--holdout-period {self.period} holds out no row: the file has {n_rows:,} "
+                f"data row{'s' if n_rows != 1 else ''}, fewer than {self.period}",
+            )
+        loss_sum = weight_sum = 0.0
+        for chunk in self.cache.chunks():
+            chunk_loss, chunk_weight = held_out_loss(estimator, chunk, self.path)
+            loss_sum += chunk_loss
+            weight_sum += chunk_weight
+        loss = loss_sum / weight_sum if weight_sum else 0.0
+        tol = estimator.tol
+        best_before = min(self.losses, default=float("inf"))
+        self.losses.append(loss)
+        best = loss <= min(self.losses) + (tol or 0.0)
+        if best:
+            self.best_pass = number
+            if self.kept is None:
+                import numpy as np
+
+                self.kept = estimator._snapshot_state(np.flatnonzero(self.used_columns))
+            else:
+                estimator._copy_state_into(self.kept)
+        if tol is not None:
+            if loss > best_before - tol:
+                self.passes_without_improvement += 1
+            else:
+                self.passes_without_improvement = 0
+            self.stopped = self.passes_without_improvement >= estimator.n_iter_no_change
+        return loss, best, self.stopped
+
+    def keep_best(self, estimator):
+        """Put the best pass's state back; returns its held-out loss."""
+        estimator._restore_state(self.kept)
+        return self.losses[self.best_pass - 1]
+
+    def close(self):
+        self.cache.close()
+
+
+def select_rows(chunk, mask):
+    """The rows of ``chunk`` where ``mask`` is True."""
+    return chunk._replace(
+        X=chunk.X[mask],
+        y=None if chunk.y is None else chunk.y[mask],
+        lines=chunk.lines[mask],
+        sample_weight=None if chunk.sample_weight is None else chunk.sample_weight[mask],
+    )
+
+
+def held_out_loss(estimator, chunk, path):
+    """The summed loss of a chunk of held-out rows and their summed weight,
+    each row's loss as the estimators' early stopping scores it."""
+    import numpy as np
+    from sklearn.base import is_classifier
+
+    from ._io import DataError
+
+    weights = np.ones(chunk.n_rows) if chunk.sample_weight is None else chunk.sample_weight
+    try:
+        if is_classifier(estimator):
+            check_known_labels(path, chunk, estimator.classes_)
+            X, targets, weights, _ = estimator._prepare(
+                chunk.X, chunk.y, weights, estimator.classes_, reset=False
+            )
+        else:
+            X, targets, weights = estimator._prepare(chunk.X, chunk.y, weights, reset=False)
+    except ValueError as error:
+        first, last = int(chunk.lines[0]), int(chunk.lines[-1])
+        raise DataError(
+            path, first, f"in the held-out rows of lines {first}-{last}: {error}"
+        ) from None
+    total = float(weights.sum())
+    return -estimator._validation_score(X, targets, weights) * total, total
+
+
 class Training:
     """One ``skftrl train`` run: what the input is, the passes, the report, the model file."""
 
     def __init__(self, args, out):
         self.args, self.out = args, out
         self.progress = Progress(enabled=False)
+        self.holdout = None
 
     def report(self, text):
         if not self.args.quiet:
@@ -803,11 +1003,15 @@ class Training:
             if cache is None and not args.no_cache and args.passes > 1:
                 cache = ChunkCache()
             self.progress = Progress(enabled=not args.quiet)
+            if args.holdout_period is not None:
+                self.holdout = Holdout(args.holdout_period, args.data)
             rows = self.train_passes(estimator, spec, classes, names, cache, n_rows)
         finally:
             self.progress.close()
             if cache is not None:
                 cache.close()
+            if self.holdout is not None:
+                self.holdout.close()
         self.save(estimator, spec, names, initial, rows)
         return 0
 
@@ -859,20 +1063,27 @@ class Training:
             yield cache.chunks()
 
     def train_passes(self, estimator, spec, classes, names, cache, n_rows):
-        """Every pass through partial_fit; returns the rows of a pass."""
+        """Every pass through partial_fit (until the held-out loss stops
+        improving, with ``--holdout-period``); returns the training rows of a pass."""
         import numpy as np
 
         from ._io import DataError
 
         args = self.args
+        holdout = self.holdout
         loss_name = "log loss" if args.task == "classify" else f"{estimator.loss} loss"
         scanned = n_rows is not None and spec["format"] == "libsvm"
         began = time.perf_counter()
         total_rows = 0
         sources = self.pass_sources(spec, names, cache, scanned)
         for number, chunks in enumerate(sources, start=1):
-            loss_sum, weight_sum, rows = 0.0, 0.0, 0
+            loss_sum, weight_sum, rows, read = 0.0, 0.0, 0, 0
             for chunk in chunks:
+                read += chunk.n_rows
+                if holdout is not None:
+                    chunk = holdout.training_part(chunk, first_pass=number == 1)
+                    if not chunk.n_rows:
+                        continue
                 if total_rows == 0:
                     self.first_partial_fit(estimator, chunk, classes, spec)
                 else:
@@ -885,15 +1096,32 @@ class Training:
                 weight_sum += weight
                 loss = loss_sum / weight_sum if weight_sum else 0.0
                 self.progress.update(
-                    f"pass {number}/{args.passes} loss {loss:.4f}", rows, total=n_rows
+                    f"pass {number}/{args.passes} loss {loss:.4f}", read, total=n_rows
                 )
-            if rows == 0:
+            if read == 0:
                 raise DataError(args.data, None, "no data rows")
-            n_rows = rows
+            n_rows = read
             self.progress.restart()
             loss = loss_sum / weight_sum if weight_sum else 0.0
-            self.report(f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}")
+            line = f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}"
+            if holdout is None:
+                self.report(line)
+                continue
+            held_loss, best, stop = holdout.end_pass(estimator, number, read)
+            self.report(
+                f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}"
+            )
+            if stop:
+                break
         seconds = time.perf_counter() - began
+        if holdout is not None:
+            kept = holdout.keep_best(estimator)
+            self.report(
+                f"kept the model of pass {holdout.best_pass} of {len(holdout.losses)} "
+                f"(held-out {loss_name} {kept:.6f})"
+                + (f"; stopped: no improvement of {estimator.tol:g} for "
+                   f"{estimator.n_iter_no_change} passes" if holdout.stopped else "")
+            )
         coef = estimator.coef_
         self.report(
             f"trained on {total_rows:,} rows in {seconds:.1f} s "
@@ -901,7 +1129,7 @@ class Training:
             f"{engine_name(estimator)}); non-zero weights "
             f"{np.count_nonzero(coef):,} of {coef.size:,}"
         )
-        return n_rows
+        return rows
 
     def first_partial_fit(self, estimator, chunk, classes, spec):
         """The first partial_fit, which allocates the state: a clear error if memory lacks."""
@@ -910,8 +1138,11 @@ class Training:
         except MemoryError:
             n_outputs = 1 if classes is None or len(classes) == 2 else len(classes)
             n_features = chunk.X.shape[1]
-            needed = memory_needed(n_outputs, n_features, estimator.dtype)
-            raise UsageError(memory_message(n_features, n_outputs, needed)) from None
+            n_components = factors_of(estimator)
+            needed = memory_needed(n_outputs, n_features, estimator.dtype, n_components)
+            raise UsageError(
+                memory_message(n_features, n_outputs, needed, n_components=n_components)
+            ) from None
 
     def save(self, estimator, spec, names, initial, rows):
         from ._io import atomic_output
@@ -920,8 +1151,15 @@ class Training:
         estimator.input_spec_ = spec
         estimator.hashed_feature_names_ = None if names is None else names.by_index
         log = list(getattr(initial, "training_log_", None) or [])
-        log.append({"file": args.data, "rows": rows, "passes": args.passes,
-                    "chunk_size": args.chunk_size, "skftrl_version": __version__})
+        entry = {"file": args.data, "rows": rows, "passes": args.passes,
+                 "chunk_size": args.chunk_size, "skftrl_version": __version__}
+        holdout = self.holdout
+        if holdout is not None:
+            # rows: those learned from; passes: those of the model kept.
+            entry.update(passes=holdout.best_pass, holdout_period=holdout.period,
+                         held_out_rows=holdout.n_held_out, passes_made=len(holdout.losses),
+                         held_out_losses=holdout.losses)
+        log.append(entry)
         estimator.training_log_ = log
         scores, n_test = [], None
         if args.test is not None and is_empty(args.test):
@@ -1026,6 +1264,113 @@ def feature_namer(estimator, spec):
     return name
 
 
+# The most features whose every pairwise interaction inspect computes at
+# once: their Gram matrix of float64 is 32 MiB.
+MAX_INTERACTION_CANDIDATES = 2048
+
+
+def learned_factors(estimator):
+    """The columns whose factors training has changed and are not all zero,
+    and their factors, shape (n_outputs, n_columns, n_components).
+
+    A column never learned from keeps its random initial factors: its
+    interactions are noise of size ``init_stdev**2``, not learned structure.
+    Only the learned columns' factors are computed, from the state in closed
+    form as ``components_`` computes them, not the whole width's.
+    """
+    import numpy as np
+
+    from ._engines._math import weights_from_state
+
+    n = estimator.n_factors_
+    initial_n = n.dtype.type(estimator.initial_accumulator_value)
+    columns = np.flatnonzero((n != initial_n).any(axis=(0, 2)))
+    factors = weights_from_state(
+        estimator.z_factors_[:, columns], n[:, columns], estimator._parameters().of_factors()
+    )
+    nonzero = (factors != 0).any(axis=(0, 2))
+    return columns[nonzero], factors[:, nonzero]
+
+
+def strongest_interactions(factors, top):
+    """The ``top`` pairs ``a < b`` of rows of ``factors`` (n, k) with the largest
+    ``|<v_a, v_b>|``: a list of ``(value, a, b)``, strongest first, and None
+    when the list is certainly the strongest of all pairs, else a bound on the
+    pairs left out.
+
+    By Cauchy-Schwarz ``|<v_a, v_b>| <= |v_a| |v_b|``: the pairs among the
+    ``m`` rows of largest norm are computed (a Gram matrix), and a pair with
+    any other row is at most the ``m+1``-th norm times the largest. When
+    that bound is no more than the ``top``-th value found, the list is exact;
+    else ``m`` grows fourfold, up to MAX_INTERACTION_CANDIDATES rows.
+    """
+    import numpy as np
+
+    norms = np.sqrt(np.einsum("ij,ij->i", factors, factors))
+    order = np.argsort(-norms, kind="stable")
+    size = min(len(order), max(64, 2 * top), MAX_INTERACTION_CANDIDATES)
+    while True:
+        chosen = order[:size]
+        gram = factors[chosen] @ factors[chosen].T
+        magnitude = np.abs(gram)
+        magnitude[np.tri(size, dtype=bool)] = -1.0  # each pair once, no a with itself
+        n_pairs = size * (size - 1) // 2
+        count = min(top, n_pairs)
+        flat = magnitude.ravel()
+        found = np.argpartition(-flat, count - 1)[:count] if count else np.zeros(0, np.intp)
+        if size == len(order):
+            left_out = None
+            break
+        left_out = float(norms[order[size]] * norms[order[0]])
+        if count == top and left_out <= flat[found].min():
+            left_out = None
+            break
+        if size >= MAX_INTERACTION_CANDIDATES:
+            break
+        size = min(len(order), 4 * size, MAX_INTERACTION_CANDIDATES)
+    pairs = []
+    for position in found.tolist():
+        a, b = divmod(position, size)
+        pairs.append((float(gram[a, b]), *sorted((int(chosen[a]), int(chosen[b])))))
+    pairs.sort(key=lambda pair: (-abs(pair[0]), pair[1], pair[2]))
+    return pairs, left_out
+
+
+def print_interactions(estimator, name, top, out):
+    """The strongest pairwise interactions of a factorization machine, by feature name."""
+    columns, factors = learned_factors(estimator)
+    n_outputs, n_learned, n_components = factors.shape
+    print(
+        f"factors:          {n_components} a feature; {n_learned:,} features learned "
+        "(factors changed by training)",
+        file=out,
+    )
+    found, left_out = [], []
+    for output in range(n_outputs):
+        pairs, bound = strongest_interactions(factors[output], top)
+        for value, a, b in pairs:  # columns are ascending: so are columns[a] < columns[b]
+            found.append((-abs(value), output, int(columns[a]), int(columns[b]), value))
+        if bound is not None:
+            left_out.append(bound)
+    found = sorted(found)[:top]
+    n_pairs = n_learned * (n_learned - 1) // 2 * n_outputs
+    print(
+        f"strongest interactions <v_i, v_j> ({len(found)} of {n_pairs:,} pairs of learned "
+        "features, by magnitude):",
+        file=out,
+    )
+    if left_out:
+        print(
+            f"  (among the {MAX_INTERACTION_CANDIDATES:,} features of largest factor norm; "
+            f"a pair with another feature is at most {max(left_out):.6g})",
+            file=out,
+        )
+    multiclass = n_outputs > 1
+    for _, output, first, second, value in found:
+        where = f"class {format_label(estimator.classes_[output])}  " if multiclass else ""
+        print(f"  {value:>+12.6f}  {where}{name(first)} x {name(second)}", file=out)
+
+
 def run_inspect(args, out):
     """Hyper-parameters, rows seen, sparsity and the largest (or every) weight."""
     import numpy as np
@@ -1084,14 +1429,16 @@ def run_inspect(args, out):
     for output, column in positions:
         where = f"class {format_label(estimator.classes_[output])}  " if multiclass else ""
         print(f"  {coef[output, column]:>+12.6f}  {where}{name(column)}", file=out)
+    if hasattr(estimator, "n_components"):
+        print_interactions(estimator, name, args.top, out)
     return 0
 
 
 # ------------------------------------------------------------------ options
-def positive_int(text):
-    """An integer >= 1; scientific notation (1e6) is accepted when it is whole."""
+def whole_number(text):
+    """An integer; scientific notation (1e6) is accepted when it is whole."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         try:
             number = float(text)
@@ -1099,9 +1446,24 @@ def positive_int(text):
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
         if not number.is_integer():
             raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        value = int(number)
+        return int(number)
+
+
+def positive_int(text):
+    """An integer >= 1."""
+    value = whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def holdout_period(text):
+    """An integer >= 2: every K-th row is held out, the others learned."""
+    value = whole_number(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(
+            f"must be 2 or more (every K-th row is held out, the others learned), got {value}"
+        )
     return value
 
 
@@ -1143,10 +1505,17 @@ Classification: the classes are the distinct labels of the training file
 (numbers when every label is a number, else strings), or --classes; two
 classes train a logistic model, more a multinomial one.
 
-The model file is the fitted FTRLClassifier or FTRLRegressor, written only if
-everything succeeds: joblib.load (or skops.io.load for a .skops path) returns
-it, with input_spec_, hashed_feature_names_ and training_log_ for the command
-line. A joblib file is a pickle: load only model files you trust."""
+--factors K trains a factorization machine (FMClassifier or FMRegressor,
+K factors a feature) instead of the linear model.
+
+--holdout-period K holds out every K-th row (rows K, 2K, ...), scores them
+after each pass, stops when their loss has not improved by --tol for
+--n-iter-no-change passes, and saves the best pass's model.
+
+The model file is the fitted estimator, written only if everything succeeds:
+joblib.load (or skops.io.load for a .skops path) returns it, with
+input_spec_, hashed_feature_names_ and training_log_ for the command line. A
+joblib file is a pickle: load only model files you trust."""
 
 
 def add_hyper_parameters(parser):
@@ -1169,6 +1538,29 @@ def add_hyper_parameters(parser):
         "--engine",
         choices=["auto", "numpy", "numba"],
         help="engine of the exact algorithm (default auto: numba when installed)",
+    )
+    factors = parser.add_argument_group(
+        "factorization machine (FMClassifier, FMRegressor): pairwise interactions"
+    )
+    factors.add_argument(
+        "--factors", metavar="K", type=positive_int,
+        help="train a factorization machine with K factors a feature (n_components); "
+        "its state is K+1 times the linear model's",
+    )
+    factors.add_argument(
+        "--init-stdev", type=float,
+        help="standard deviation of the initial factors, >= 0 (default 0.01)",
+    )
+    factors.add_argument(
+        "--factor-learning-rate", type=float,
+        help="the factors' alpha, > 0 (default: --learning-rate)",
+    )
+    factors.add_argument(
+        "--factor-l2", type=float, help="per-row L2 penalty of the factors, >= 0 (default 0.03)"
+    )
+    factors.add_argument(
+        "--random-state", metavar="SEED", type=int,
+        help="seed of the initial factors (default 0: a run is repeatable)",
     )
 
 
@@ -1264,6 +1656,21 @@ def build_parser():
         help="passes over the file, in order (default 1)",
     )
     train.add_argument(
+        "--holdout-period", metavar="K", type=holdout_period,
+        help="hold out every K-th row (K, 2K, ...; as vw --holdout_period), score it after "
+        "each pass, stop when its loss stops improving, keep the best pass's model",
+    )
+    train.add_argument(
+        "--tol", metavar="T", type=float,
+        help="with --holdout-period: an improvement of the held-out loss smaller than T "
+        "does not count (default 1e-4, the estimator's tol)",
+    )
+    train.add_argument(
+        "--n-iter-no-change", metavar="N", type=positive_int,
+        help="with --holdout-period: stop after N passes without improvement "
+        "(default 5, the estimator's n_iter_no_change; as vw --early_terminate)",
+    )
+    train.add_argument(
         "--no-cache", action="store_true",
         help="parse the text on every pass instead of caching the parsed chunks "
         "in a temporary file (about as large as the text)",
@@ -1311,11 +1718,13 @@ def build_parser():
         description="Print a model's hyper-parameters, input, rows seen, the "
         "non-zero weights of all, and the largest weights by magnitude (or, with "
         "--all, every non-zero weight) with feature names (CSV: the column, or "
-        "column=value; LIBSVM: the index).",
+        "column=value; LIBSVM: the index); for a factorization machine, then the "
+        "strongest interactions <v_i, v_j> of the features it has learned.",
     )
     inspect.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     inspect.add_argument(
-        "--top", metavar="K", type=positive_int, default=20, help="weights to list (default 20)"
+        "--top", metavar="K", type=positive_int, default=20,
+        help="weights (and interactions) to list (default 20)",
     )
     inspect.add_argument(
         "--all", action="store_true", help="list every non-zero weight, by feature"

@@ -12,6 +12,7 @@ be equal, not close.
 """
 
 import contextlib
+import copy
 import csv
 import fcntl
 import gzip
@@ -36,12 +37,14 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.metrics import log_loss, roc_auc_score
 
-from skftrl import FTRLClassifier, FTRLRegressor
+import skftrl._cli
+from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl.datasets import load_a9a
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]
+FM_STATE = [*STATE, "z_factors_", "n_factors_"]
 
 
 def command(*args):
@@ -100,7 +103,8 @@ def chunked_partial_fit(estimator, X, y, chunk_size, passes=1, **kwargs):
 
 
 def assert_same_state(trained, reference):
-    for name in STATE:
+    assert type(trained) is type(reference)
+    for name in FM_STATE if hasattr(reference, "n_components") else STATE:
         assert np.array_equal(getattr(trained, name), getattr(reference, name)), name
     assert trained.n_samples_seen_ == reference.n_samples_seen_
 
@@ -701,8 +705,6 @@ def test_terminated_training_leaves_nothing_behind(tmp_path):
 
 
 def test_an_interrupted_model_write_removes_its_temporary_file(tmp_path, monkeypatch):
-    import skftrl._cli
-
     write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:500])
     seen = []
 
@@ -1028,3 +1030,332 @@ def test_help_and_version_start_without_scientific_imports():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env=environment(), timeout=300)
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
+
+
+# ---------------------------------- factorization machines (issue 13)
+FM_OPTIONS = ["--factors", 3, "--init-stdev", 0.05, "--factor-learning-rate", 0.2,
+              "--factor-l2", 0.01, "--random-state", 7, "--engine", "numpy"]
+FM_PARAMS = {"n_components": 3, "init_stdev": 0.05, "factor_learning_rate": 0.2,
+             "factor_l2": 0.01, "random_state": 7, "engine": "numpy"}
+
+
+def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path):
+    lines = A9A_3000[:900]
+    write(tmp_path / "a.svm", lines[:600])
+    write(tmp_path / "b.svm", lines[600:])
+    test = write(tmp_path / "t.svm", shipped_lines("a9a.t.gz")[:300])
+    result = run("train", "a.svm", "--model", "fm.joblib", "--n-features", 123,
+                 "--chunk-size", 250, *FM_OPTIONS, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
+    reference = chunked_partial_fit(FMClassifier(**FM_PARAMS), X[:600], y[:600], 250,
+                                    classes=[-1, 1])
+    assert_same_state(joblib.load(tmp_path / "fm.joblib"), reference)
+
+    # -i continues the factorization machine as partial_fit does.
+    resumed = run_here("train", "b.svm", "-i", "fm.joblib", "--model", "fm2.joblib",
+                       "--chunk-size", 250, cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    chunked_partial_fit(reference, X[600:], y[600:], 250)
+    model = joblib.load(tmp_path / "fm2.joblib")
+    assert_same_state(model, reference)
+    assert model.loss_curve_ == reference.loss_curve_
+
+    X_test, y_test = load_svmlight_file(str(test), n_features=123)
+    proba = reference.predict_proba(X_test)
+    predicted = run_here("predict", "--model", tmp_path / "fm2.joblib", test)
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], proba[:, 1])
+    scored = run_here("test", "--model", tmp_path / "fm2.joblib", test)
+    assert f"log loss: {log_loss(y_test, proba):.4f}" in scored.stdout
+
+    # A regression FM, and the skops format with only skftrl's types in it.
+    sio = pytest.importorskip("skops.io")
+    # Without --random-state, the initial factors are those of random_state=0.
+    regress = run_here("train", "a.svm", "--model", "fm.skops", "--n-features", 123,
+                       "--task", "regress", "--chunk-size", 250, "--factors", 2,
+                       "--engine", "numpy", cwd=tmp_path)
+    assert regress.returncode == 0, regress.stderr
+    loaded = sio.load(tmp_path / "fm.skops", trusted=["skftrl._fm.FMRegressor"])
+    regressor = FMRegressor(n_components=2, random_state=0, engine="numpy")
+    assert_same_state(loaded, chunked_partial_fit(regressor, X[:600], y[:600], 250))
+    assert run_here("inspect", "--model", tmp_path / "fm.skops").returncode == 0
+
+
+def listed_interactions(text):
+    """inspect's interactions: (value, class or None, first name, second name)."""
+    section = text.split("strongest interactions")[1]
+    return [
+        (float(value), where or None, first, second)
+        for value, where, first, second in re.findall(
+            r"^ +([-+][0-9.]+)  (?:class (\S+)  )?(.+) x (.+)$", section, flags=re.MULTILINE
+        )
+    ]
+
+
+def brute_force_interactions(model, X, top, name):
+    """The ``top`` strongest <v_i, v_j> of every pair of features i < j with a
+    non-zero value in the training rows ``X``, from components_."""
+    X = X.copy()
+    X.eliminate_zeros()
+    columns = np.unique(X.indices).tolist()
+    V = model.components_
+    pairs = []
+    for output in range(V.shape[0]):
+        for a, i in enumerate(columns):
+            for j in columns[a + 1 :]:
+                value = float(np.dot(V[output, i], V[output, j]))
+                pairs.append((-abs(value), output, i, j, value))
+    where = (lambda output: f"{model.classes_[output]:g}") if V.shape[0] > 1 else (lambda _: None)
+    return [(round(value, 6), where(output), name(i), name(j))
+            for _, output, i, j, value in sorted(pairs)[:top]]
+
+
+@pytest.mark.parametrize("data", ["a9a", "dna"])
+def test_inspect_lists_the_strongest_interactions_of_every_pair(tmp_path, data):
+    if data == "a9a":  # two classes, 118 features learned: the bound prunes candidates
+        lines, options = A9A_3000[:600], ["--n-features", 123]
+    else:  # three classes: one set of factors per class
+        lines, options = shipped_lines("dna.scale.gz")[:300], []
+    train = write(tmp_path / "train.svm", lines)
+    result = run_here("train", train, "--model", tmp_path / "m", *options, *FM_OPTIONS,
+                      "--init-stdev", 0.3)
+    assert result.returncode == 0, result.stderr
+    model = joblib.load(tmp_path / "m")
+    X, _ = load_svmlight_file(str(train), n_features=model.n_features_in_)
+    shown = run_here("inspect", "--model", tmp_path / "m", "--top", 12)
+    assert shown.returncode == 0, shown.stderr
+    expected = brute_force_interactions(model, X, 12, lambda column: f"feature {column + 1}")
+    assert listed_interactions(shown.stdout) == expected
+    learned = len(np.unique(X.indices))
+    assert f"factors:          3 a feature; {learned:,} features learned" in shown.stdout
+
+
+def test_inspect_names_interactions_of_hashed_csv_features(tmp_path):
+    rows = click_rows(400, seed=8)
+    write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city"])
+    result = run_here("train", "c.csv", "--label-column", "clicked", "--hash-bits", 16,
+                      "--model", "m", *FM_OPTIONS, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    # The names, hashed independently (no two share a column at 2**16).
+    names = {"age", "score", "color=red", "color=green", "color=blue"}
+    names |= {f"city={row['city']}" for row in rows if row["city"] not in ("", "NA")}
+    hasher = FeatureHasher(2**16, input_type="pair", alternate_sign=False)
+    column_of = {name: int(hasher.transform([[(name, 1.0)]]).indices[0]) for name in names}
+    assert len(set(column_of.values())) == len(names)
+    name_of = {column: name for name, column in column_of.items()}
+    model = joblib.load(tmp_path / "m")
+    shown = run_here("inspect", "--model", "m", "--top", 8, cwd=tmp_path)
+    expected = brute_force_interactions(model, hashed_reference(rows, 16), 8, name_of.get)
+    assert listed_interactions(shown.stdout) == expected
+
+
+def test_inspect_bounds_the_interactions_it_leaves_out(tmp_path, monkeypatch):
+    write(tmp_path / "train.svm", A9A_3000[:400])
+    result = run_here("train", "train.svm", "--model", "m", "--n-features", 123,
+                      *FM_OPTIONS, "--init-stdev", 0.3, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    monkeypatch.setattr(skftrl._cli, "MAX_INTERACTION_CANDIDATES", 20)
+    shown = run_here("inspect", "--model", "m", "--top", 300, cwd=tmp_path)
+    # Every pair of the 20 features of largest factor norm is listed (190 <
+    # 300), with the bound of the pairs left out: the 21st norm times the first.
+    model = joblib.load(tmp_path / "m")
+    X, _ = load_svmlight_file(str(tmp_path / "train.svm"), n_features=123)
+    V = model.components_[0]
+    columns = np.unique(X.indices)
+    norms = np.linalg.norm(V[columns], axis=1)
+    order = np.argsort(-norms, kind="stable")
+    kept = np.zeros(123, dtype=bool)
+    kept[columns[order[:20]]] = True
+    X_kept = X.multiply(kept[np.newaxis, :]).tocsr()
+    expected = brute_force_interactions(model, X_kept, 300, lambda c: f"feature {c + 1}")
+    assert listed_interactions(shown.stdout) == expected
+    bound = norms[order[20]] * norms[order[0]]
+    assert f"a pair with another feature is at most {bound:.6g})" in shown.stdout
+
+
+def test_the_strongest_interactions_are_found_beyond_the_largest_norms():
+    # 100 orthogonal factors of norm 10 interact with nothing; the strongest
+    # pairs are among 100 small random ones, which the first candidates
+    # (by norm) leave out: the bound must make the search go on.
+    rng = np.random.RandomState(0)
+    factors = np.vstack([10 * np.eye(100), rng.normal(size=(100, 100)) / 10])
+    pairs, left_out = skftrl._cli.strongest_interactions(factors, 5)
+    gram = factors @ factors.T
+    a, b = np.triu_indices(200, 1)
+    strongest = np.argsort(-np.abs(gram[a, b]), kind="stable")[:5]
+    assert [(first, second) for _, first, second in pairs] == [
+        (a[i], b[i]) for i in strongest
+    ]
+    assert np.allclose([value for value, _, _ in pairs], gram[a[strongest], b[strongest]],
+                       rtol=1e-12, atol=0)
+    assert left_out is None
+
+
+# ----------------------------------------- the held-out rows (issue 14)
+def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, tol=1e-4,
+                    weights=None, **fit_params):
+    """Learn the rows not held out (rows period, 2 period, ... counted from 1 are)
+    chunk by chunk, pass by pass; after each pass the held-out log loss. Stop
+    when it has not improved on the lowest by tol for n_iter_no_change passes;
+    the best pass is the last within tol of the lowest. Returns a copy of the
+    best pass's model and the held-out losses."""
+    held = np.arange(1, X.shape[0] + 1) % period == 0
+    losses, best = [], None
+    passes_without_improvement = 0
+    for _ in range(passes):
+        for start in range(0, X.shape[0], chunk_size):
+            rows = np.arange(start, min(start + chunk_size, X.shape[0]))
+            rows = rows[~held[rows]]
+            if weights is not None:
+                fit_params["sample_weight"] = weights[rows]
+            model.partial_fit(X[rows], y[rows], **fit_params)
+        loss = log_loss(y[held], model.predict_proba(X[held]), labels=model.classes_,
+                        sample_weight=None if weights is None else weights[held])
+        improved = loss < min(losses, default=np.inf) - tol
+        passes_without_improvement = 0 if improved else passes_without_improvement + 1
+        losses.append(loss)
+        if loss <= min(losses) + tol:
+            best = copy.deepcopy(model)
+        if passes_without_improvement >= n_iter_no_change:
+            break
+    return best, losses
+
+
+def check_holdout(result, model_path, best, losses, passes):
+    assert result.returncode == 0, result.stderr
+    text = result.stdout if isinstance(result.stdout, str) else result.stdout.decode()
+    printed = re.findall(rf"pass \d+/{passes}: progressive log loss [0-9.]+, "
+                         r"held-out log loss ([0-9.]+)", text)
+    assert [float(loss) for loss in printed] == list(np.round(losses, 6))
+    model = joblib.load(model_path)
+    assert_same_state(model, best)
+    assert model.loss_curve_ == best.loss_curve_
+    log = model.training_log_[-1]
+    assert np.allclose(log["held_out_losses"], losses, rtol=1e-12, atol=0)
+    best_pass = log["passes"]
+    assert f"kept the model of pass {best_pass} of {len(losses)} " in text
+    # The cases are chosen so that the best pass is neither the first nor the last.
+    assert 1 < best_pass < len(losses) < passes
+
+
+def test_holdout_keeps_the_best_pass_on_a_file_and_on_stdin(tmp_path):
+    lines = A9A_3000[:500]
+    write(tmp_path / "a.svm", lines)
+    X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
+    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 2,
+                                   classes=[-1, 1])
+    args = ["--chunk-size", 150, "--learning-rate", 0.5, "--passes", 10,
+            "--holdout-period", 4, "--n-features", 123]
+    # A file: a first pass finds the classes, its chunks cached.
+    trained = run("train", "a.svm", *args, "--n-iter-no-change", 2, "--model", "m", cwd=tmp_path)
+    check_holdout(trained, tmp_path / "m", best, losses, 10)
+    # Standard input: the first pass reads the text, the next ones the cache.
+    # With this tol, pass 3 is kept: its loss is above pass 2's, but by less than tol.
+    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 3,
+                                   tol=0.005, classes=[-1, 1])
+    piped = subprocess.run(
+        command("train", "-", *args, "--classes=-1,1", "--model", "s", "--tol", 0.005,
+                "--n-iter-no-change", 3),
+        input=b"".join(lines), capture_output=True, cwd=tmp_path, env=environment(),
+        timeout=300,
+    )
+    check_holdout(piped, tmp_path / "s", best, losses, 10)
+    assert np.argmin(losses) + 1 < joblib.load(tmp_path / "s").training_log_[-1]["passes"]
+
+
+def test_holdout_continues_a_model_and_trains_a_factorization_machine(tmp_path):
+    write(tmp_path / "first.svm", A9A_3000[500:800])
+    write(tmp_path / "a.svm", A9A_3000[:500])
+    X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000[:800])), n_features=123)
+    first = run_here("train", "first.svm", "--model", "first", "--n-features", 123,
+                     "--learning-rate", 0.5, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    initial = FTRLClassifier(learning_rate=0.5).partial_fit(X[500:], y[500:], classes=[-1, 1])
+    best, losses = by_hand_holdout(initial, X[:500], y[:500], 200, 5, 10, 2)
+    resumed = run_here("train", "a.svm", "-i", "first", "--model", "m", "--chunk-size", 200,
+                       "--passes", 10, "--holdout-period", 5, "--n-iter-no-change", 2,
+                       cwd=tmp_path)
+    check_holdout(resumed, tmp_path / "m", best, losses, 10)
+
+    fm = FMClassifier(**{**FM_PARAMS, "init_stdev": 0.3}, learning_rate=0.5)
+    best, losses = by_hand_holdout(fm, X[:500], y[:500], 200, 4, 8, 1, classes=[-1, 1])
+    trained = run_here("train", "a.svm", "--model", "fm", "--n-features", 123, *FM_OPTIONS,
+                       "--init-stdev", 0.3, "--learning-rate", 0.5, "--chunk-size", 200,
+                       "--passes", 8, "--holdout-period", 4, "--n-iter-no-change", 1,
+                       cwd=tmp_path)
+    check_holdout(trained, tmp_path / "fm", best, losses, 8)
+
+
+def test_holdout_of_weighted_csv_rows(tmp_path):
+    # The held-out loss weighs each row by its --weight-column weight.
+    rows = click_rows(700, seed=9)
+    rng = np.random.RandomState(1)
+    for row in rows:
+        row["weight"] = f"{rng.choice([0, 0.5, 1, 3])}"
+    write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city", "weight"])
+    result = run_here("train", "c.csv", "--label-column", "clicked", "--weight-column",
+                      "weight", "--hash-bits", 12, "--chunk-size", 200, "--learning-rate", 2,
+                      "--passes", 6, "--holdout-period", 3, "--n-iter-no-change", 1,
+                      "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    weights = np.array([float(row["weight"]) for row in rows])
+    y = np.array([row["clicked"] for row in rows])
+    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=2.0), hashed_reference(rows, 12),
+                                   y, 200, 3, 6, 1, weights=weights, classes=["no", "yes"])
+    model = joblib.load(tmp_path / "m")
+    assert_same_state(model, best)
+    assert np.allclose(model.training_log_[-1]["held_out_losses"], losses, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--factors", "0"], "argument --factors: must be 1 or more, got 0"),
+        (["--factors", "two"], "argument --factors: not an integer: 'two'"),
+        (["--factors", "2", "--init-stdev", "-1"],
+         "The 'init_stdev' parameter of FMClassifier must be"),
+        (["--factors", "2", "--factor-learning-rate", "0"],
+         "The 'factor_learning_rate' parameter of FMClassifier must be"),
+        (["--factors", "2", "--factor-l2", "-0.5"],
+         "The 'factor_l2' parameter of FMClassifier must be"),
+        (["--factor-l2", "0.1", "--random-state", "3"],
+         "--factor-l2, --random-state are for factorization machines: add --factors K"),
+        (["--factors", "2", "-i", "linear"],
+         ("--initial-model linear is a linear model: a model continued with -i keeps its "
+          "factors (leave out --factors)")),
+        (["--factors", "5", "-i", "fm"],
+         ("--initial-model fm is 3 factors a feature: a model continued with -i keeps its "
+          "factors")),
+        (["-i", "fm", "--random-state", "1"],
+         ("--random-state draws the initial factors of a new model; those of "
+          "--initial-model fm are drawn already")),
+        (["--holdout-period", "1"],
+         "argument --holdout-period: must be 2 or more (every K-th row is held out"),
+        (["--holdout-period", "0.5"], "argument --holdout-period: not an integer: '0.5'"),
+        (["--n-iter-no-change", "3"],
+         "--n-iter-no-change stops the passes on the held-out loss: add --holdout-period K"),
+        (["--holdout-period", "3", "--n-iter-no-change", "0"],
+         "argument --n-iter-no-change: must be 1 or more, got 0"),
+        (["--holdout-period", "3", "--tol", "-1"],
+         "The 'tol' parameter of FTRLClassifier must be"),
+    ],
+)
+def test_bad_factor_and_holdout_options_exit_with_2_and_write_nothing(tmp_path, args, expected):
+    write(tmp_path / "a.svm", A9A_3000[:50])
+    X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000[:50])), n_features=123)
+    joblib.dump(FTRLClassifier().partial_fit(X, y, classes=[-1, 1]), tmp_path / "linear")
+    joblib.dump(FMClassifier(**FM_PARAMS).partial_fit(X, y, classes=[-1, 1]), tmp_path / "fm")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    result = run_here("train", "a.svm", "--model", "m", *args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert expected in result.stderr and "Traceback" not in result.stderr
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_holdout_period_longer_than_the_file_is_an_error(tmp_path):
+    write(tmp_path / "a.svm", A9A_3000[:40])
+    result = run_here("train", "a.svm", "--model", "m", "--holdout-period", 41, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == ("skftrl: error: a.svm: --holdout-period 41 holds out no row: the "
+                             "file has 40 data rows, fewer than 41\n")
+    assert os.listdir(tmp_path) == ["a.svm"]
