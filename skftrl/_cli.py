@@ -802,10 +802,11 @@ class Holdout:
     (a temporary file, 1/K of the data) during the first pass; after each
     pass the model scores them as the estimators' early stopping scores its
     held-out rows (their weighted mean loss, ``_validation_score``), with the
-    same rule (``BaseFTRL._fit_passes``): a pass is the best when its
-    loss is within ``tol`` of the lowest so far (the later of two such passes
-    has learned more); the passes stop when the loss has not improved on the
-    lowest by ``tol`` for ``n_iter_no_change`` passes in a row. The state of
+    same rule as ``early_stopping=True`` (``BaseFTRL._fit_passes``): the
+    best pass is the one of the lowest loss (the later of two equal ones),
+    as Vowpal Wabbit keeps its holdout's best model; the passes stop when
+    the loss has not improved on the lowest by ``tol`` for
+    ``n_iter_no_change`` passes in a row. The state of
     the best pass is kept with the estimators' ``_snapshot_state`` of the
     columns the training rows use (no other column changes) and put back at
     the end with ``_restore_state``.
@@ -863,7 +864,7 @@ class Holdout:
         tol = estimator.tol
         best_before = min(self.losses, default=float("inf"))
         self.losses.append(loss)
-        best = loss <= min(self.losses) + (tol or 0.0)
+        best = loss <= min(self.losses)
         if best:
             self.best_pass = number
             if self.kept is None:
