@@ -26,19 +26,9 @@ import scipy.sparse as sp
 
 from . import NumpyEngine, Parameters, UndoLog, check_engine
 from ._math import (
-    clip_gradient,
-    compiled_power,
-    constants,
-    gather,
-    intercept_weights,
-    max_abs_gradient,
-    rate_root,
-    rate_root_scalar,
-    smallest_stored_n,
-    step_intercepts_by_derivatives,
-    update_coordinates,
-    weights,
-    weights_from_state,
+    clip_gradient, compiled_power, constants, gather, intercept_weights, max_abs_gradient,
+    rate_root, rate_root_scalar, smallest_stored_n, step_intercepts_by_derivatives,
+    update_coordinates, weights, weights_from_state,
 )
 
 # A term v_{i,f} x_i is clipped to this magnitude before it is summed and
