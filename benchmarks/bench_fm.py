@@ -1,5 +1,6 @@
 """Speed of the factorization machines: rows per second of FMClassifier's
-engines against the linear numba engine and river's facto.FMClassifier.
+engines (numba and numpy per row, numpy mini-batches of --batch-size rows)
+against the linear numba engine and river's facto.FMClassifier.
 
 The rows are bench_peers.py's synthetic click stream (20 hashed one-hot fields
 a row, 2^--features-log2 columns). Every learner sees the same rows once, in
@@ -11,7 +12,11 @@ its ratio to the linear numba engine and river's; the held-out log loss (the
 last 10% of the rows, after one pass) is printed for information.
 
     python benchmarks/bench_fm.py [--rows 200000] [--features-log2 20] [--k 8]
-        [--repeats 3] [--river-rows 20000] [--numpy-rows 20000]
+        [--repeats 3] [--river-rows 20000] [--numpy-rows 20000] [--batch-size 64]
+
+Wordbatch's FM_FTRL (Cython) is not compared: its sdist (1.4.9, the only
+release pip finds here) fails to build ("No module named 'Cython'" in its
+setup.py, which does not declare Cython as a build requirement).
 """
 
 import argparse
@@ -71,6 +76,7 @@ def main():
     parser.add_argument("--chunk-size", type=int, default=10_000)
     parser.add_argument("--river-rows", type=int, default=20_000)
     parser.add_argument("--numpy-rows", type=int, default=20_000)
+    parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
 
     X, y, _ = make_click_stream(args.rows, args.features_log2)
@@ -88,6 +94,8 @@ def main():
             engine="numba", n_components=args.k, random_state=0),
         f"FM numpy k={args.k}": lambda: FMClassifier(
             engine="numpy", n_components=args.k, random_state=0),
+        f"FM numpy batch={args.batch_size} k={args.k}": lambda: FMClassifier(
+            engine="numpy", batch_size=args.batch_size, n_components=args.k, random_state=0),
     }
     # Compile (or load the compiled code) before timing.
     for make in learners.values():
@@ -126,6 +134,9 @@ def main():
         print(f"{label:28s} {rows_of[label]:9,d} {speed:11,.0f} {speed / linear:15.3f} "
               f"{versus_river} {losses[label]:18.4f}")
     print(f"\nFM numba k={args.k} / linear numba: {fm / linear:.3f} (target >= 0.1)")
+    batch = median[f"FM numpy batch={args.batch_size} k={args.k}"]
+    print(f"FM numpy batch={args.batch_size} / FM numpy per row: "
+          f"{batch / median[f'FM numpy k={args.k}']:.1f}")
     if river:
         print(f"FM numba k={args.k} / river facto.FMClassifier: {fm / river:.1f} (target >= 30)")
 

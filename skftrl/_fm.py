@@ -187,13 +187,18 @@ _TRAINING_PARAMETERS = """    validation_fraction : float, default=0.1
         If True, :meth:`fit` continues from the current state.
 
     batch_size : int, default=1
-        Rows per update. Factorization machines run the exact per-row
-        algorithm only: any other value is rejected. Range [1, 1].
+        Rows per update. 1 is the exact per-row algorithm. Larger values run
+        the numpy mini-batch pass: every margin of a batch (and its factor
+        sums) from the state at the batch's start, then one FTRL step per
+        touched coordinate with the batch's summed gradients and squared
+        gradients (the factor penalty counted once per row). Range [1, inf).
 
     engine : {"auto", "numpy", "numba"}, default="auto"
-        Implementation of the exact per-row pass. ``"numba"`` compiles it
-        (install ``skftrl[fast]``); it gives the same state as ``"numpy"``
-        to rounding. ``"auto"`` uses numba when it can be imported, else numpy.
+        Implementation of the exact per-row pass (``batch_size=1``).
+        ``"numba"`` compiles it (install ``skftrl[fast]``) and rejects
+        ``batch_size > 1``; it gives the same state as ``"numpy"`` to
+        rounding. ``"auto"`` uses numba when it can be imported, else numpy.
+        Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (weights' and factors' ``z`` and ``n``).

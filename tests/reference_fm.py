@@ -15,7 +15,8 @@ from reference import _derivatives, _root, _weight
 
 
 class ReferenceFM:
-    """State per (output, feature[, component]) in nested lists; one row at a time.
+    """State per (output, feature[, component]) in nested lists; one row at a
+    time (learn_one) or one mini-batch at a time (learn_batch).
 
     ``n_outputs`` is 1 for every loss but "multinomial". Targets are 0/1 for
     "log_loss", class indices for "multinomial", reals otherwise. Rows are
@@ -121,6 +122,57 @@ class ReferenceFM:
             if self.fit_intercept:
                 self.z_bias[o], self.n_bias[o] = self._step(
                     self.z_bias[o], self.n_bias[o], d[o], b[o], self.alpha)
+
+    def learn_batch(self, xs, ys, ss):
+        """The mini-batch rule of docs/fm_math.rst ("Mini-batches"): every
+        row's margin and s_f from the weights at the batch's start; each row's
+        gradients as in learn_one (the penalty once per row that touches the
+        factor); per coordinate the summed gradient G added to z and the
+        summed squares Q to n, with sigma = (root(n + Q) - root(n)) / alpha.
+        Returns the rows' margins (from the weights at the batch's start)."""
+        touched = sorted({i for x in xs for i in x})
+        w = {(o, i): self.weight(o, i) for o in range(self.K) for i in touched}
+        v = {(o, i, f): self.factor(o, i, f)
+             for o in range(self.K) for i in touched for f in range(self.k)}
+        b = [self.bias(o) for o in range(self.K)]
+        G, Q = {}, {}  # keyed by ("w", o, i), ("v", o, i, f) and ("b", o)
+
+        def add(key, g):
+            G[key] = G.get(key, 0.0) + g
+            Q[key] = Q.get(key, 0.0) + g * g
+
+        margins = []
+        for x, y, s in zip(xs, ys, ss):
+            m = self.margins(x)  # the state is not changed until the batch ends
+            margins.append(m)
+            d = [s * dk for dk in _derivatives(self.loss, m, y, self.epsilon)]
+            for o in range(self.K):
+                for i, x_i in x.items():
+                    add(("w", o, i), d[o] * x_i)
+                    for f in range(self.k):
+                        others = sum(v[o, j, f] * x_j for j, x_j in x.items() if j != i)
+                        add(("v", o, i, f), d[o] * x_i * others + self.lambda_v * v[o, i, f])
+                add(("b", o), d[o])
+        for o in range(self.K):
+            for i in touched:
+                if ("w", o, i) in G:
+                    self.z[o][i], self.n[o][i] = self._batch_step(
+                        self.z[o][i], self.n[o][i], G["w", o, i], Q["w", o, i], w[o, i],
+                        self.alpha)
+                for f in range(self.k):
+                    if ("v", o, i, f) in G:
+                        self.z_v[o][i][f], self.n_v[o][i][f] = self._batch_step(
+                            self.z_v[o][i][f], self.n_v[o][i][f], G["v", o, i, f],
+                            Q["v", o, i, f], v[o, i, f], self.alpha_v)
+            if self.fit_intercept:
+                self.z_bias[o], self.n_bias[o] = self._batch_step(
+                    self.z_bias[o], self.n_bias[o], G["b", o], Q["b", o], b[o], self.alpha)
+        return margins
+
+    def _batch_step(self, z, n, G, Q, weight, alpha):
+        """The step of one coordinate from its summed gradient G and squares Q."""
+        sigma = (_root(n + Q, self.power) - _root(n, self.power)) / alpha
+        return z + G - sigma * weight, n + Q
 
     # --------------------------------------------------------------- state
     def factors(self):

@@ -24,6 +24,14 @@ from skftrl._engines._fm_numpy import pairwise_margins
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 
+# Each FM pass: per row in numpy and numba, mini-batches in numpy.
+FM_PASSES = [
+    pytest.param(dict(engine="numpy"), id="numpy"),
+    pytest.param(dict(engine="numba"), id="numba",
+                 marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")),
+    pytest.param(dict(engine="numpy", batch_size=16), id="numpy-mini-batches"),
+]
+
 
 def one_hot_fields(fields, n_values):
     """CSR one-hot encoding of integer columns ``fields`` with ``n_values`` each."""
@@ -231,12 +239,15 @@ BAD = [
     ("factor-learning-rate-0", lambda: fitted_fm_classifier().set_params(factor_learning_rate=0.0),
      lambda m: m.fit(X_SMALL, Y_SMALL),
      InvalidParameterError, "'factor_learning_rate' parameter of FMClassifier"),
-    ("mini-batches", lambda: fitted_fm_classifier().set_params(batch_size=8),
+    # Mini-batches run on numpy: engine="numba" is rejected as the linear
+    # estimators reject it (with or without numba installed).
+    ("numba-with-mini-batches", lambda: fitted_fm_classifier().set_params(engine="numba",
+                                                                          batch_size=8),
      lambda m: m.partial_fit(X_SMALL, Y_SMALL),
-     ValueError, "factorization machines run the exact per-row algorithm and need batch_size=1"),
-    ("mini-batches-first-call", lambda: FMRegressor(batch_size=8),
-     lambda m: m.partial_fit(X_SMALL, Y_SMALL),
-     ValueError, "factorization machines run the exact per-row algorithm and need batch_size=1"),
+     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
+    ("numba-with-mini-batches-first-call", lambda: FMRegressor(engine="numba", batch_size=8),
+     lambda m: m.fit(X_SMALL, Y_SMALL),
+     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
     ("nan-in-X", fitted_fm_classifier,
      lambda m: m.partial_fit(np.where(X_SMALL.toarray() > 0.5, np.nan, 0.0), Y_SMALL),
      ValueError, "Input X contains NaN"),
@@ -252,11 +263,13 @@ BAD = [
 ]
 
 
+@pytest.mark.parametrize("batch_size", [1, 8], ids=["per-row", "mini-batches"])
 @pytest.mark.parametrize(
     "make, call, error, pattern", [case[1:] for case in BAD], ids=[case[0] for case in BAD]
 )
-def test_bad_input_raises_and_changes_nothing(make, call, error, pattern):
+def test_bad_input_raises_and_changes_nothing(make, call, error, pattern, batch_size):
     model = make()
+    model.set_params(batch_size=max(batch_size, model.batch_size))
     before = snapshot(model)
     with pytest.raises(error, match=pattern):
         call(model)
@@ -293,6 +306,9 @@ def skops_round_trip(model):
         (lambda: FMClassifier(n_components=3, random_state=1), ["a", "b", "c"]),
         (lambda: FMRegressor(loss="huber", epsilon=0.5, random_state=2), None),
         (lambda: FMRegressor(loss="poisson", dtype=np.float32, random_state=3), None),
+        # The mini-batch pass.
+        (lambda: FMClassifier(n_components=3, batch_size=16, random_state=4), ["a", "b", "c"]),
+        (lambda: FMRegressor(loss="huber", batch_size=7, factor_l2=0.1, random_state=5), None),
     ],
 )
 def test_resumed_training_is_bit_for_bit(round_trip, make, labels):
@@ -329,6 +345,8 @@ def test_resumed_training_is_bit_for_bit(round_trip, make, labels):
         lambda: FMRegressor(random_state=0, factor_l2=0.1),
         lambda: FMRegressor(loss="poisson", learning_rate=5.0, random_state=0),
         lambda: FMClassifier(dtype=np.float32, random_state=0),
+        lambda: FMClassifier(learning_rate=10.0, batch_size=16, random_state=0),
+        lambda: FMRegressor(loss="poisson", batch_size=16, factor_l2=0.1, random_state=0),
     ],
 )
 def test_extreme_finite_values_give_a_finite_state(make, scale):
@@ -348,6 +366,22 @@ def test_extreme_finite_values_give_a_finite_state(make, scale):
     if scale <= 1e6:
         predictions = model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
         assert np.all(np.isfinite(predictions))
+
+
+@pytest.mark.parametrize("fm_pass", FM_PASSES)
+def test_every_pass_keeps_the_state_finite_near_the_largest_float(fm_pass):
+    # Values of 1e300: the factor terms v x are clipped before they are
+    # squared and every gradient is clipped, in each pass (prediction itself
+    # overflows at this scale: only learning is checked).
+    X, y = small_problem(n_classes=3, n_rows=80)
+    model = FMClassifier(learning_rate=10.0, factor_l2=0.1, random_state=0, **fm_pass)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(3):
+            model.partial_fit(X * 1e300, y, classes=[0, 1, 2])
+    for name in FM_STATE:
+        assert np.all(np.isfinite(getattr(model, name))), name
+    assert np.all(np.isfinite(model.components_))
 
 
 # ------------------------------------------------------------------- engines
@@ -373,14 +407,16 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
 
 
 # ------------------------------------------------------- interrupted passes
-def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(engine):
+@pytest.mark.parametrize("fm_pass", FM_PASSES)
+def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(fm_pass):
     # A warm-start fit of many passes: Ctrl-C lands inside some pass, after
     # others have completed. Weights, intercepts and factors are put back.
     from test_interrupted import interrupted_after
 
     X, y = click_stream(3000, seed=0, interaction=2.0)
     y = (y + np.arange(3000) % 3) % 3  # three classes: three sets of factors
-    model = FMClassifier(engine=engine, max_iter=1, tol=None, random_state=0).fit(X, y)
+    hyper = dict(fm_pass, max_iter=1, tol=None, random_state=0)
+    model = FMClassifier(**hyper).fit(X, y)
     model.set_params(warm_start=True, max_iter=10_000)
     before = snapshot(model)
     with pytest.raises(KeyboardInterrupt), interrupted_after(0.5):
@@ -389,7 +425,7 @@ def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(engine):
     # And it learns on as if the interrupted call had never been made.
     model.set_params(warm_start=False, max_iter=1)
     model.partial_fit(X[:100], y[:100])
-    fresh = FMClassifier(engine=engine, max_iter=1, tol=None, random_state=0).fit(X, y)
+    fresh = FMClassifier(**hyper).fit(X, y)
     fresh.partial_fit(X[:100], y[:100])
     for name in FM_STATE:
         assert np.array_equal(getattr(model, name), getattr(fresh, name)), name

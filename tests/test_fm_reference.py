@@ -1,5 +1,6 @@
 """The factorization machines against the slow reference written from
-docs/fm_math.rst (tests/reference_fm.py)."""
+docs/fm_math.rst (tests/reference_fm.py), in every engine: the exact per-row
+pass (numpy, numba) and the mini-batch pass (numpy) at several batch sizes."""
 
 import math
 
@@ -8,12 +9,20 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from reference import rows_as_dicts
+from conftest import HAS_NUMBA
 from reference_fm import ReferenceFM, explicit_pairwise
 from test_reference import N_FEATURES, chunks, random_sparse
 
 from skftrl import FMClassifier, FMRegressor
 from skftrl._engines import get_loss
-from skftrl._engines._fm_numpy import FMParameters, FMState, get_fm_engine, new_factor_state
+from skftrl._engines._fm_batch import FMNumpyBatchEngine
+from skftrl._engines._fm_numpy import (
+    FM_NUMPY,
+    FMParameters,
+    FMState,
+    get_fm_engine,
+    new_factor_state,
+)
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
@@ -36,10 +45,48 @@ HYPER = [
 ]
 
 
-def run_reference(X, targets, weights, n_outputs, params, random_state):
-    ref = ReferenceFM(
+@pytest.fixture(
+    params=[
+        ("numpy", 1),
+        pytest.param(
+            ("numba", 1),
+            marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed"),
+        ),
+        ("numpy", 2),
+        ("auto", 7),  # mini-batches run on numpy, whatever numba's presence
+        ("numpy", 64),
+    ],
+    ids=["numpy", "numba", "numpy-batch2", "auto-batch7", "numpy-batch64"],
+)
+def fm_engine(request):
+    """Each FM engine, as ``dict(engine=..., batch_size=...)``: the exact
+    per-row pass in numpy and numba, and the mini-batch pass."""
+    engine, batch_size = request.param
+    return dict(engine=engine, batch_size=batch_size)
+
+
+def run_reference(X, targets, weights, n_outputs, params, random_state, batch_size=1):
+    """The reference's pass over the rows of X as the estimators' partial_fit
+    calls over chunks() take them: row by row, or in mini-batches that never
+    span two calls."""
+    ref = make_reference(n_outputs, X.shape[1], params, random_state)
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    if batch_size == 1:
+        for x, y, s in zip(rows, targets, weights):
+            ref.learn_one(x, y, s)
+        return ref, rows
+    for part in chunks(X.shape[0]):
+        for first in range(part.start, part.stop, batch_size):
+            batch = slice(first, min(first + batch_size, part.stop))
+            ref.learn_batch(rows[batch], targets[batch], weights[batch])
+    return ref, rows
+
+
+def make_reference(n_outputs, n_features, params, random_state):
+    """A fresh ReferenceFM with the hyper-parameters ``params`` (with its ``loss``)."""
+    return ReferenceFM(
         n_outputs,
-        X.shape[1],
+        n_features,
         params.get("n_components", K_COMPONENTS),
         loss=params["loss"],
         alpha=params["learning_rate"],
@@ -55,10 +102,6 @@ def run_reference(X, targets, weights, n_outputs, params, random_state):
         power=params.get("learning_rate_power", -0.5),
         n_initial=params.get("initial_accumulator_value", 0.0),
     )
-    rows = rows_as_dicts(X.indptr, X.indices, X.data)
-    for x, y, s in zip(rows, targets, weights):
-        ref.learn_one(x, y, s)
-    return ref, rows
 
 
 def assert_matches_reference(est, ref, rows):
@@ -81,18 +124,20 @@ def fm_params(hyper):
 
 @pytest.mark.parametrize("hyper", HYPER)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_binary_classifier_matches_reference(hyper, weighted, engine):
+def test_binary_classifier_matches_reference(hyper, weighted, fm_engine):
     rng = np.random.RandomState(0)
     X = random_sparse(rng, 60)
     y = np.where(rng.rand(60) < 0.4, "yes", "no")
     sw = rng.uniform(0, 3, size=60) if weighted else np.ones(60)
 
-    clf = FMClassifier(engine=engine, **fm_params(hyper))
+    clf = FMClassifier(**fm_engine, **fm_params(hyper))
     for part in chunks(60):
         clf.partial_fit(X[part], y[part], classes=["no", "yes"], sample_weight=sw[part])
 
     targets = (y == "yes").astype(float)
-    ref, rows = run_reference(X, targets, sw, 1, dict(hyper, loss="log_loss"), 7)
+    ref, rows = run_reference(
+        X, targets, sw, 1, dict(hyper, loss="log_loss"), 7, fm_engine["batch_size"]
+    )
     margins = assert_matches_reference(clf, ref, rows)[:, 0]
     assert_allclose(clf.decision_function(X), margins, **TOLERANCE)
     p = np.array([1.0 / (1.0 + math.exp(-m)) for m in margins])
@@ -101,18 +146,20 @@ def test_binary_classifier_matches_reference(hyper, weighted, engine):
 
 
 @pytest.mark.parametrize("hyper", HYPER)
-def test_multinomial_classifier_matches_reference(hyper, engine):
+def test_multinomial_classifier_matches_reference(hyper, fm_engine):
     # One set of weights and factors per class.
     rng = np.random.RandomState(1)
     X = random_sparse(rng, 70)
     y = rng.randint(3, size=70) * 10
     sw = rng.uniform(0, 2, size=70)
 
-    clf = FMClassifier(engine=engine, **fm_params(hyper))
+    clf = FMClassifier(**fm_engine, **fm_params(hyper))
     for part in chunks(70):
         clf.partial_fit(X[part], y[part], classes=[0, 10, 20], sample_weight=sw[part])
 
-    ref, rows = run_reference(X, y // 10, sw, 3, dict(hyper, loss="multinomial"), 7)
+    ref, rows = run_reference(
+        X, y // 10, sw, 3, dict(hyper, loss="multinomial"), 7, fm_engine["batch_size"]
+    )
     margins = assert_matches_reference(clf, ref, rows)
     assert clf.components_.shape == (3, N_FEATURES, K_COMPONENTS)
     assert_allclose(clf.decision_function(X), margins, **TOLERANCE)
@@ -124,7 +171,7 @@ def test_multinomial_classifier_matches_reference(hyper, engine):
 @pytest.mark.parametrize(
     "loss, extra", [("squared_error", {}), ("huber", {"epsilon": 0.5}), ("poisson", {})]
 )
-def test_regressor_matches_reference(hyper, loss, extra, engine):
+def test_regressor_matches_reference(hyper, loss, extra, fm_engine):
     rng = np.random.RandomState(2)
     X = random_sparse(rng, 60)
     X.data *= 0.3
@@ -134,27 +181,92 @@ def test_regressor_matches_reference(hyper, loss, extra, engine):
         y = rng.normal(3.0, 2.0, size=60)
     sw = rng.uniform(0, 2, size=60)
 
-    reg = FMRegressor(loss=loss, engine=engine, **extra, **fm_params(hyper))
+    reg = FMRegressor(loss=loss, **fm_engine, **extra, **fm_params(hyper))
     for part in chunks(60):
         reg.partial_fit(X[part], y[part], sample_weight=sw[part])
 
-    ref, rows = run_reference(X, y, sw, 1, dict(hyper, loss=loss, **extra), 7)
+    ref, rows = run_reference(
+        X, y, sw, 1, dict(hyper, loss=loss, **extra), 7, fm_engine["batch_size"]
+    )
     margins = assert_matches_reference(reg, ref, rows)[:, 0]
     expected = np.exp(margins) if loss == "poisson" else margins
     assert_allclose(reg.predict(X), expected, **TOLERANCE)
 
 
-def test_rate_power_and_initial_accumulator_match_reference(engine):
+def test_rate_power_and_initial_accumulator_match_reference(fm_engine):
     # TensorFlow's generalization applies to every coordinate, factors included.
     hyper = dict(HYPER[1], learning_rate_power=-0.3, initial_accumulator_value=0.2)
     rng = np.random.RandomState(3)
     X = random_sparse(rng, 50)
     y = rng.normal(size=50)
-    reg = FMRegressor(engine=engine, **fm_params(hyper))
+    reg = FMRegressor(**fm_engine, **fm_params(hyper))
     for part in chunks(50):
         reg.partial_fit(X[part], y[part])
-    ref, rows = run_reference(X, y, np.ones(50), 1, dict(hyper, loss="squared_error"), 7)
+    ref, rows = run_reference(
+        X, y, np.ones(50), 1, dict(hyper, loss="squared_error"), 7, fm_engine["batch_size"]
+    )
     assert_matches_reference(reg, ref, rows)
+
+
+@pytest.mark.parametrize("batch_size", [1, 5])
+@pytest.mark.parametrize("loss", ["log_loss", "multinomial", "poisson"])
+def test_the_mini_batch_pass_in_any_row_order(loss, batch_size):
+    # fit with shuffle=True hands the pass its rows in a random order: each
+    # batch is then gathered from scattered rows. batch_size=1 is the per-row rule.
+    rng = np.random.RandomState(8)
+    X = random_sparse(rng, 60)
+    targets = rng.randint(3, size=60) if loss == "multinomial" else rng.randint(2, size=60)
+    sw = rng.uniform(0, 2, size=60)
+    order = rng.permutation(60)
+    n_outputs = 3 if loss == "multinomial" else 1
+    hyper = dict(HYPER[1], loss=loss)
+    ref = make_reference(n_outputs, N_FEATURES, hyper, 7)
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    ref_margins = []
+    for first in range(0, 60, batch_size):
+        batch = order[first : first + batch_size]
+        ref_margins += ref.learn_batch([rows[i] for i in batch], targets[batch], sw[batch])
+
+    parameters = engine_parameters(hyper)
+    state = fresh_state(n_outputs, parameters, hyper["init_stdev"])
+    # The mini-batch pass even for batch_size=1 (get_fm_engine would give the per-row one).
+    margins = FMNumpyBatchEngine(batch_size, FM_NUMPY).learn(
+        state, parameters, X, targets, sw, order
+    )
+    assert_allclose(margins, ref_margins, **TOLERANCE)
+    for array, expected in zip(state, (ref.z, ref.n, ref.z_bias, ref.n_bias, ref.z_v, ref.n_v)):
+        assert_allclose(array, expected, **TOLERANCE)
+    if batch_size == 1:
+        # The per-row pass gives the same state and margins, to rounding only:
+        # it sums a row's linear products as a matrix product (values @ w,
+        # in the order numpy and BLAS choose), the mini-batch pass with
+        # np.bincount in row order, so the last bits can differ.
+        exact = fresh_state(n_outputs, parameters, hyper["init_stdev"])
+        exact_margins = FM_NUMPY.learn(exact, parameters, X, targets, sw, order)
+        assert_allclose(margins, exact_margins, **TOLERANCE)
+        for array, expected in zip(state, exact):
+            assert_allclose(array, expected, **TOLERANCE)
+
+
+def engine_parameters(hyper):
+    """The engine's parameters record of a HYPER entry with its ``loss``."""
+    hyper = dict(hyper)
+    return FMParameters(
+        loss=get_loss(hyper.pop("loss"), epsilon=0.1),
+        factor_learning_rate=hyper.pop("factor_learning_rate", hyper["learning_rate"]),
+        factor_l2=hyper["factor_l2"],
+        **{name: hyper[name] for name in ("learning_rate", "beta", "l1", "l2", "fit_intercept")},
+    )
+
+
+def fresh_state(n_outputs, parameters, init_stdev):
+    """A new FM state over N_FEATURES, its factors drawn with random_state=7."""
+    z_factors, n_factors = new_factor_state(
+        n_outputs, N_FEATURES, K_COMPONENTS, np.float64, parameters, init_stdev=init_stdev,
+        random_state=7,
+    )
+    linear = (np.zeros((n_outputs, N_FEATURES)) for _ in range(2))
+    return FMState(*linear, np.zeros(n_outputs), np.zeros(n_outputs), z_factors, n_factors)
 
 
 @pytest.mark.parametrize("random_state", [0, 12345])
@@ -200,7 +312,7 @@ def random_rows_and_factors(seed, n_rows=30, n_features=12, k=4):
     return X, factors
 
 
-def test_the_pass_margin_equals_the_explicit_pairwise_sum(engine):
+def test_the_pass_margin_equals_the_explicit_pairwise_sum(fm_engine):
     # Each engine's O(k * nnz) margin, on rows of weight 0 (which change
     # nothing), against the sum over pairs i < j of <v_i, v_j> x_i x_j.
     X, factors = random_rows_and_factors(seed=5)
@@ -214,7 +326,7 @@ def test_the_pass_margin_equals_the_explicit_pairwise_sum(engine):
         loss=get_loss("squared_error"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
         factor_learning_rate=0.5,
     )
-    margins = get_fm_engine(engine).learn(
+    margins = get_fm_engine(fm_engine["engine"], fm_engine["batch_size"]).learn(
         state, parameters, X, np.zeros(X.shape[0]), np.zeros(X.shape[0]), np.arange(X.shape[0])
     )
     assert_pairwise_sums(margins[:, 0], X, -z_factors * 0.5)

@@ -13,7 +13,8 @@ model's own parts are written here: the pairwise term of the margin and the
 factors' gradient.
 
 The FM engines have the linear engines' interface (``learn``, ``weights``,
-``margins``) plus ``factors``; :func:`get_fm_engine` chooses one.
+``margins``) plus ``factors``; :func:`get_fm_engine` chooses one. The
+mini-batch pass is in :mod:`._fm_batch`.
 """
 
 import functools
@@ -25,19 +26,9 @@ import scipy.sparse as sp
 
 from . import NumpyEngine, Parameters, UndoLog, check_engine
 from ._math import (
-    clip_gradient,
-    compiled_power,
-    constants,
-    gather,
-    intercept_weights,
-    max_abs_gradient,
-    rate_root,
-    rate_root_scalar,
-    smallest_stored_n,
-    step_intercepts_by_derivatives,
-    update_coordinates,
-    weights,
-    weights_from_state,
+    clip_gradient, compiled_power, constants, gather, intercept_weights, max_abs_gradient,
+    rate_root, rate_root_scalar, smallest_stored_n, step_intercepts_by_derivatives,
+    update_coordinates, weights, weights_from_state,
 )
 
 # A term v_{i,f} x_i is clipped to this magnitude before it is summed and
@@ -141,17 +132,46 @@ def factors_from_state(state, parameters):
     return weights_from_state(state.z_factors, state.n_factors, parameters.of_factors())
 
 
+# ------------------------------------------------- the model's formulas
+def pairwise_term(sums, squares):
+    """``1/2 sum_f (s_f^2 - sum_i v_{i,f}^2 x_i^2)``, in this order (Rendle 2010,
+    lemma 3.1), from ``sums`` ``s_f`` and ``squares`` ``sum_i v_{i,f}^2 x_i^2``
+    of the same shape (..., k): the last axis is the components'."""
+    return 0.5 * (sums * sums - squares).sum(axis=-1)
+
+
+def factor_terms(values, factors):
+    """The terms ``v_{i,f} x_i`` of non-zeros ``values`` (m,) with their
+    factors (m, K, k), clipped to :data:`MAX_ABS_FACTOR_TERM`: shape (m, K, k)."""
+    terms = values[:, None, None] * factors
+    return clip_gradient(terms, MAX_ABS_FACTOR_TERM)
+
+
+def factor_gradients(gradient, sums, terms, factors, factor_l2, bound):
+    """``g_{v_{i,f}} = d x_i (s_f - v_{i,f} x_i) + factor_l2 v_{i,f}`` of each
+    non-zero, clipped to ``bound``, shape (m, K, k).
+
+    ``gradient`` is each non-zero's clipped ``d x_i`` (m, K); ``sums`` the
+    ``s_f`` of its row (broadcast to (m, K, k)); ``terms`` and ``factors``
+    its :func:`factor_terms` and ``v`` (m, K, k).
+    """
+    factor_gradient = gradient[:, :, None] * (sums - terms)
+    if factor_l2:
+        factor_gradient += factor_l2 * factors
+    return clip_gradient(factor_gradient, bound)
+
+
 def pairwise_margins(X, factors):
     """The pairwise term of each row of ``X`` for each output: shape (n_samples, K).
 
-    ``1/2 sum_f ((X V)_f^2 - ((X * X) (V * V))_f)`` per output, from two
-    matrix products over all the rows at once (Rendle 2010, lemma 3.1).
+    :func:`pairwise_term` per output, with ``s = X V`` and the squares
+    ``(X * X) (V * V)``: two matrix products over all the rows at once.
     """
     squared_X = X.multiply(X).tocsr() if sp.issparse(X) else X * X
     pairwise = np.empty((X.shape[0], factors.shape[0]), dtype=np.float64)
     for output, V in enumerate(factors):
         sums = np.asarray(X @ V)
-        pairwise[:, output] = 0.5 * (sums * sums - np.asarray(squared_X @ (V * V))).sum(axis=1)
+        pairwise[:, output] = pairwise_term(sums, np.asarray(squared_X @ (V * V)))
     return pairwise
 
 
@@ -180,7 +200,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     smallest_n = smallest_stored_n(z.dtype)
     largest_value = float(np.abs(data).max()) if data.size else 0.0
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
-    intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
+    # The intercepts' z and n, as lists of K floats (see _math.step_intercepts).
+    intercepts = z_intercept.tolist(), n_intercept.tolist()
     # Overflow to inf is expected on unscaled input, and is clipped.
     with np.errstate(over="ignore"):
         for position, row in enumerate(rows):
@@ -195,16 +216,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
             v_n_row = gather(n_factors_by_feature, columns)
             root_v_n_row = rate_root(v_n_row, power)
             v_row = weights(v_z_row, root_v_n_row, factor_rates)  # (m, K, k)
-            w_intercept, root_n_intercept = intercept_weights(intercept_z, intercept_n, parameters)
-            # The margin: s_f = sum_i v_{i,f} x_i, and the pairwise term
-            # 1/2 sum_f (s_f^2 - sum_i v_{i,f}^2 x_i^2), in this order.
-            terms = values[:, None, None] * v_row
-            clip_gradient(terms, MAX_ABS_FACTOR_TERM)
+            w_intercept, root_n_intercept = intercept_weights(*intercepts, parameters)
+            # The margin: s_f = sum_i v_{i,f} x_i, then the pairwise term.
+            terms = factor_terms(values, v_row)
             sums = terms.sum(axis=0)  # (K, k)
-            pairwise = 0.5 * (sums * sums - (terms * terms).sum(axis=0)).sum(axis=1)
             margin = margins[position : position + 1]  # a view, shape (1, K)
             np.add(values @ w_row, w_intercept, out=margin[0])
-            margin[0] += pairwise
+            margin[0] += pairwise_term(sums, (terms * terms).sum(axis=0))
 
             # Step 2: the loss derivative, weighted.
             derivative = sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
@@ -213,10 +231,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
             gradient = values[:, None] * derivative  # d x_i, (m, K)
             if max(map(abs, derivatives)) * largest_value > bound:
                 clip_gradient(gradient, bound)
-            factor_gradient = gradient[:, :, None] * (sums - terms)
-            if factor_l2:
-                factor_gradient += factor_l2 * v_row
-            clip_gradient(factor_gradient, bound)
+            factor_gradient = factor_gradients(gradient, sums, terms, v_row, factor_l2, bound)
             # Step 4: the FTRL-Proximal step of every coordinate the row touches.
             if undo is not None:
                 undo.record(columns, z_row, n_row, v_z_row, v_n_row)
@@ -224,26 +239,14 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 z_row, n_row, root_n_row, w_row, gradient, gradient * gradient, rates, smallest_n
             )
             z_factors_by_feature[columns], n_factors_by_feature[columns] = update_coordinates(
-                v_z_row,
-                v_n_row,
-                root_v_n_row,
-                v_row,
-                factor_gradient,
-                factor_gradient * factor_gradient,
-                factor_rates,
-                smallest_n,
+                v_z_row, v_n_row, root_v_n_row, v_row, factor_gradient,
+                factor_gradient * factor_gradient, factor_rates, smallest_n,
             )
             if parameters.fit_intercept:
                 step_intercepts_by_derivatives(
-                    intercept_z,
-                    intercept_n,
-                    root_n_intercept,
-                    w_intercept,
-                    derivatives,
-                    bound,
-                    parameters,
+                    *intercepts, root_n_intercept, w_intercept, derivatives, bound, parameters
                 )
-    z_intercept[:], n_intercept[:] = intercept_z, intercept_n
+    z_intercept[:], n_intercept[:] = intercepts
     return margins
 
 
@@ -294,16 +297,19 @@ def _fm_numba_engine():
 
 
 def get_fm_engine(name, batch_size=1):
-    """The FM engine for ``engine=name``: as :func:`~skftrl._engines.get_engine`
-    chooses, for the exact per-row pass (``batch_size=1``) only."""
-    if batch_size > 1:
-        raise ValueError(
-            "factorization machines run the exact per-row algorithm and need "
-            f"batch_size=1; got batch_size={batch_size}."
-        )
-    check_engine(name, batch_size)  # engine="numba" without numba: the ImportError
+    """The FM engine for ``engine=name`` and ``batch_size``, chosen as
+    :func:`~skftrl._engines.get_engine` chooses the linear one, with its
+    errors: the exact per-row pass compiled with numba or in numpy, and for
+    ``batch_size > 1`` the mini-batch pass in numpy (:mod:`._fm_batch`), with
+    the weights computed as the per-row engine computes them."""
+    check_engine(name, batch_size)  # numba with mini-batches, or without numba
     compiled = None if name == "numpy" else _fm_numba_engine()
-    return compiled or FM_NUMPY
+    exact = compiled or FM_NUMPY
+    if batch_size > 1:
+        from ._fm_batch import FMNumpyBatchEngine  # it imports this module
+
+        return FMNumpyBatchEngine(batch_size, exact)
+    return exact
 
 
 def fm_prediction_engine(name):

@@ -6,14 +6,22 @@ each coordinate the batch touches adds the batch's summed gradient ``G`` to
 ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` (docs: :doc:`algorithm`,
 "Mini-batches"). ``batch_size=1`` is the exact pass, up to the rounding of sums.
 The formulas are :mod:`._math`'s and :mod:`._losses`'.
+
+A factorization machine's mini-batch pass is this pass plus its factors
+(:mod:`._fm_batch`): the same batches, margins, loss derivatives and linear
+steps, with the pairwise term added to each margin and the factors stepped
+from the same gradients (docs: :doc:`fm_math`, "Mini-batches").
 """
+
+import math
 
 import numpy as np
 
 from . import _math
 
 
-def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None):
+def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None,
+          factors=None):
     """One mini-batch pass over ``rows`` of ``X``, taken ``batch_size`` at a time
     in the order given, updating ``state``; see :mod:`skftrl._engines`.
 
@@ -21,8 +29,15 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
     grouped through a scratch array of slots (see :class:`_BatchReader`),
     allocated once per pass and never initialized, so that nothing of size
     n_features is passed over.
+
+    ``factors``, for a factorization machine, is its
+    :class:`~skftrl._engines._fm_batch.BatchFactors`: ``state`` then begins
+    with the linear model's four arrays, and each batch calls
+    ``factors.margins`` (the pairwise term of each row, from the factors at
+    the batch's start), ``factors.old_state`` (for ``undo``) and
+    ``factors.step`` (with each non-zero's clipped gradient ``d x_i``).
     """
-    z, n, z_intercept, n_intercept = state
+    z, n, z_intercept, n_intercept = state[:4]
     n_outputs = z.shape[0]
     single_output = n_outputs == 1
     # With one output the state is 1-d, (F,), and so is every array of a batch:
@@ -63,13 +78,17 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
             selected = slice(batch_rows[0], batch_rows[-1] + 1) if consecutive else batch_rows
             # Margins: each value * weight summed into its row's (and output's) cell.
             batch_margins = margins[first : first + n_batch]
-            batch_margins[:] = _sum_by_group(
+            batch_margins[:] = sum_by_group(
                 _times(values, w_touched[group_of_value]), row_of_value, n_batch
             ).reshape(n_batch, n_outputs)
             batch_margins += w_intercept
             if not np.isfinite(batch_margins).all():
                 _rescale_margins(
                     batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
+                )
+            if factors is not None:
+                batch_margins += factors.margins(
+                    touched, group_of_value, row_of_value, values, n_batch
                 )
             derivative = loss.derivative(batch_margins, targets[selected])
             if single_output:
@@ -84,13 +103,16 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
             clip = not never_clip and np.abs(derivative).max() * largest_input > bound
             if clip:
                 _math.clip_gradient(gradient, bound)
+            if undo is not None:
+                old_factors = () if factors is None else factors.old_state()
+                undo.record(touched, z_touched, n_state, *old_factors)
+            if factors is not None:
+                factors.step(gradient.reshape(len(values), n_outputs))
             # Each touched column's summed gradient G and squared gradients Q,
             # summed over its non-zeros in row order.
-            gradient_sum = _sum_by_group(gradient, group_of_value, len(touched))
+            gradient_sum = sum_by_group(gradient, group_of_value, len(touched))
             gradient *= gradient
-            squared_sum = _sum_by_group(gradient, group_of_value, len(touched))
-            if undo is not None:
-                undo.record(touched, z_touched, n_state)
+            squared_sum = sum_by_group(gradient, group_of_value, len(touched))
             z_by_feature[touched], n_by_feature[touched] = _math.update_coordinates(
                 z_touched,
                 n_state,
@@ -136,14 +158,18 @@ def _times(values, factors):
     return values * factors if factors.ndim == 1 else values[:, None] * factors
 
 
-def _sum_by_group(values, group_of_value, n_groups):
-    """Sums of ``values`` (shape (m,) or (m, K)) by group: shape (n_groups,) or (n_groups, K)."""
+def sum_by_group(values, group_of_value, n_groups):
+    """Sums of ``values`` (shape (m, ...)) by group: shape (n_groups, ...).
+
+    Each group's values are added in their order in ``values``.
+    """
     if values.ndim == 1:
         return np.bincount(group_of_value, weights=values, minlength=n_groups)
-    n_outputs = values.shape[1]
-    cells = (group_of_value[:, None] * n_outputs + np.arange(n_outputs)).ravel()
-    return np.bincount(cells, weights=values.ravel(), minlength=n_groups * n_outputs).reshape(
-        n_groups, n_outputs
+    cell_shape = values.shape[1:]
+    n_cells = math.prod(cell_shape)
+    cells = (group_of_value[:, None] * n_cells + np.arange(n_cells)).ravel()
+    return np.bincount(cells, weights=values.ravel(), minlength=n_groups * n_cells).reshape(
+        n_groups, *cell_shape
     )
 
 
