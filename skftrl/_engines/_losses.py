@@ -58,12 +58,19 @@ class Loss:
 
 
 @dataclass(frozen=True)
-class LogLoss(Loss):
+class ProbabilityLoss(Loss):
+    """A log loss of predicted probabilities: its derivative in each margin
+    is a probability minus a 0/1 target, within [-1, 1]."""
+
+    derivative_bound: ClassVar[float] = 1.0
+
+
+@dataclass(frozen=True)
+class LogLoss(ProbabilityLoss):
     """Binary log loss; targets 0/1, one margin, ``p = sigmoid(m)``."""
 
     name: ClassVar[str] = "log_loss"
     code: ClassVar[int] = LOG_LOSS
-    derivative_bound: ClassVar[float] = 1.0
 
     def derivative(self, margins, targets):
         return expit(margins) - targets[:, None]
@@ -93,12 +100,11 @@ class LogLoss(Loss):
 
 
 @dataclass(frozen=True)
-class Multinomial(Loss):
+class Multinomial(ProbabilityLoss):
     """Softmax cross-entropy; targets are class indices, one margin per class."""
 
     name: ClassVar[str] = "multinomial"
     code: ClassVar[int] = MULTINOMIAL
-    derivative_bound: ClassVar[float] = 1.0
 
     def derivative(self, margins, targets):
         derivative = softmax(margins, axis=1)
