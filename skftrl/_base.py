@@ -186,6 +186,29 @@ def _param_names(estimator_class):
     return tuple(estimator_class._get_param_names())
 
 
+class NoImprovementRule:
+    """The passes' stopping rule: stop once a loss (lower is better) has not
+    improved on the lowest so far by ``tol`` for ``n_iter_no_change`` passes
+    in a row; never with ``tol=None``. Used by ``fit`` and by the command
+    line's held-out passes."""
+
+    def __init__(self, tol, n_iter_no_change):
+        self.tol, self.n_iter_no_change = tol, n_iter_no_change
+        self.lowest = np.inf
+        self.passes_without_improvement = 0
+
+    def should_stop(self, loss):
+        """Record a pass's loss; whether to stop after it."""
+        if self.tol is None:
+            return False
+        if loss > self.lowest - self.tol:
+            self.passes_without_improvement += 1
+        else:
+            self.passes_without_improvement = 0
+        self.lowest = min(self.lowest, loss)
+        return self.passes_without_improvement >= self.n_iter_no_change
+
+
 class BaseFTRL(BaseEstimator):
     """Hyper-parameters, state and training loop of both FTRL estimators."""
 
@@ -653,22 +676,15 @@ class BaseFTRL(BaseEstimator):
         after a pass (default: the pass's progressive loss; lower is better)
         has not improved on the best by ``tol`` for ``n_iter_no_change`` passes
         in a row, or ``max_iter`` passes; returns the number of passes made."""
-        best = np.inf
-        passes_without_improvement = 0
+        rule = NoImprovementRule(self.tol, self.n_iter_no_change)
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
             value = self._learn(X, targets, sample_weight, rows)
             if criterion is not None:
                 value = criterion()
-            if self.tol is not None:
-                if value > best - self.tol:
-                    passes_without_improvement += 1
-                else:
-                    passes_without_improvement = 0
-                best = min(best, value)
-                if passes_without_improvement >= self.n_iter_no_change:
-                    return n_iter
+            if rule.should_stop(value):
+                return n_iter
         if self.tol is not None and self.max_iter > 1:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "

@@ -823,7 +823,7 @@ class Holdout:
         self.losses = []
         self.best_pass = 0
         self.stopped = False
-        self.passes_without_improvement = 0
+        self.stopping_rule = None  # the estimator's, made at the first pass's end
         self.kept = None
 
     def training_part(self, chunk, first_pass):
@@ -861,8 +861,10 @@ class Holdout:
             loss_sum += chunk_loss
             weight_sum += chunk_weight
         loss = loss_sum / weight_sum if weight_sum else 0.0
-        tol = estimator.tol
-        best_before = min(self.losses, default=float("inf"))
+        if self.stopping_rule is None:
+            from ._base import NoImprovementRule
+
+            self.stopping_rule = NoImprovementRule(estimator.tol, estimator.n_iter_no_change)
         self.losses.append(loss)
         best = loss <= min(self.losses)
         if best:
@@ -873,12 +875,7 @@ class Holdout:
                 self.kept = estimator._snapshot_state(np.flatnonzero(self.used_columns))
             else:
                 estimator._copy_state_into(self.kept)
-        if tol is not None:
-            if loss > best_before - tol:
-                self.passes_without_improvement += 1
-            else:
-                self.passes_without_improvement = 0
-            self.stopped = self.passes_without_improvement >= estimator.n_iter_no_change
+        self.stopped = self.stopping_rule.should_stop(loss)
         return loss, best, self.stopped
 
     def keep_best(self, estimator):
