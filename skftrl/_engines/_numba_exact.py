@@ -57,9 +57,8 @@ def _can_cache():
 # adds a branch raising ZeroDivisionError to every division.
 _CACHE = _can_cache()
 compile = njit(cache=_CACHE, error_model="numpy")
-# The per-row steps, inlined into the passes that call them (numba's own
-# inlining): a call per row and step would otherwise pass each array's
-# descriptor, and the one-output pass could not fold its constant K into them.
+# The factorization machine's per-row steps, inlined into the pass (numba's
+# own inlining), so that the one-output pass folds its constant K into them.
 compile_inline = njit(cache=_CACHE, error_model="numpy", inline="always")
 
 
@@ -149,106 +148,12 @@ def _longest_row(indptr, rows):
     return longest
 
 
-# The per-row steps below are shared by the linear pass and the factorization
-# machine's (``_fm_numba``). Their arguments: ``K`` the number of outputs (the
+# The factorization machine's per-row steps (the model of docs/fm_math.rst).
+# Their arguments, beside those of _pass: ``K`` the number of outputs (the
 # constant 1 for one output, so that the loops over outputs compile away);
-# ``rates`` the tuple (learning_rate, beta, l1, l2, learning_rate_power);
-# ``state`` the tuple (z_by_feature, n_by_feature), shape (F, K) each; ``start``
-# and ``end`` the bounds of the row's non-zeros in ``indices`` and ``data``;
-# ``kept`` the tuple (root_n, weights) of the row's coordinates, shape
-# (longest row, K) each, written by the margin and read by the step.
-
-
-@compile_inline
-def _linear_margin(K, rates, state, start, end, indices, data, kept, z_intercept, n_intercept,
-                   intercept_kept, margin):
-    """The row's linear margin ``x . w + b`` into ``margin`` (K,), keeping the
-    rate roots and weights of its coordinates and intercepts for the step; a
-    sum that overflows is recomputed by :func:`._math.rescaled_margin`."""
-    learning_rate, beta, l1, l2, power = rates
-    z_by_feature, n_by_feature = state
-    row_root_n, row_weights = kept
-    intercept_root_n, intercept_weights = intercept_kept
-    for k in range(K):
-        intercept_root_n[k] = _rate_root(n_intercept[k], power)
-        intercept_weights[k] = _weight(
-            z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
-        )
-        margin[k] = 0.0
-    for j in range(start, end):
-        column = indices[j]
-        for k in range(K):
-            # A float32 state is computed on in float64, as in the numpy engine.
-            root_n = _rate_root(np.float64(n_by_feature[column, k]), power)
-            weight = _weight(
-                np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
-            )
-            row_root_n[j - start, k] = root_n
-            row_weights[j - start, k] = weight
-            margin[k] += data[j] * weight
-    for k in range(K):
-        margin[k] += intercept_weights[k]
-        if not math.isfinite(margin[k]):
-            margin[k] = _rescaled_margin(
-                data[start:end], row_weights[: end - start, k], intercept_weights[k]
-            )
-
-
-@compile_inline
-def _row_derivative(K, loss_code, margin, target, epsilon, sample_weight, derivative):
-    """The loss derivative in each margin, times the row's weight, into ``derivative``."""
-    if K == 1:
-        derivative[0] = _scalar_derivative(loss_code, margin[0], target, epsilon)
-    else:
-        _softmax_derivative(margin, target, derivative)
-    for k in range(K):
-        derivative[k] = _clip(derivative[k] * sample_weight, _math.LARGEST)
-
-
-@compile_inline
-def _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound, smallest_n,
-                 undo, recorded):
-    """The z/n step of each linear coordinate of the row. When ``undo`` (the
-    tuple (columns, z, n) of an UndoLog's arrays) is not None, each
-    coordinate's old values are recorded first, from index ``recorded`` on;
-    returns the new number of records."""
-    learning_rate, _, _, _, power = rates
-    z_by_feature, n_by_feature = state
-    row_root_n, row_weights = kept
-    for j in range(start, end):
-        column = indices[j]
-        if undo is not None:
-            undo[0][recorded] = column
-            for k in range(K):
-                undo[1][recorded, k] = z_by_feature[column, k]
-                undo[2][recorded, k] = n_by_feature[column, k]
-            recorded += 1
-        for k in range(K):
-            gradient = _clip(data[j] * derivative[k], bound)
-            z_by_feature[column, k], n_by_feature[column, k] = _step(
-                np.float64(z_by_feature[column, k]), np.float64(n_by_feature[column, k]),
-                row_root_n[j - start, k], row_weights[j - start, k], gradient,
-                gradient * gradient, learning_rate, power, smallest_n,
-            )
-    return recorded
-
-
-@compile_inline
-def _step_intercepts(K, rates, z_intercept, n_intercept, intercept_kept, derivative, bound):
-    """The z/n step of each intercept (a float64 state) from the row's derivative."""
-    learning_rate, _, _, _, power = rates
-    root_n, weights = intercept_kept
-    for k in range(K):
-        gradient = _clip(derivative[k], bound)
-        z_intercept[k], n_intercept[k] = _step(
-            z_intercept[k], n_intercept[k], root_n[k], weights[k], gradient,
-            gradient * gradient, learning_rate, power, 0.0,
-        )
-
-
-# The factorization machine's per-row steps (the model of docs/fm_math.rst),
-# with, beside the arguments named above: ``factor_rates`` the factors' ``rates`` tuple (their
-# learning rate, beta, no l1 or l2, learning_rate_power); ``factor_state`` the
+# ``start`` and ``end`` the bounds of the row's non-zeros in ``indices`` and
+# ``data``; ``factor_rates`` the factors' ``rates`` tuple (their learning
+# rate, beta, no l1 or l2, learning_rate_power); ``factor_state`` the
 # tuple (z_factors, n_factors), shape (K, F, k) each; ``factor_kept`` the
 # tuple (root_n, factors) of the row's factors, shape (longest row, K, k);
 # ``sums`` the row's sums s_f = sum_i v_{i,f} x_i and of their squared terms,
@@ -335,31 +240,46 @@ def _step_factors(K, factor_rates, factor_state, start, end, indices, data, fact
 def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercept, n_intercept,
           loss_code, rates, fit_intercept, epsilon, bound, smallest_n, margins, several_outputs,
           rows_ahead, undo, factors, factor_undo):
-    """The pass over ``rows``; margins (len(rows), K); the other arguments as
-    the per-row steps above name them.
+    """The pass over ``rows``: each row's margins into ``margins`` (len(rows), K),
+    then its step. Returns the number of records in ``undo``.
 
+    ``state`` is the tuple (z_by_feature, n_by_feature), shape (F, K) each;
+    ``rates`` the tuple (learning_rate, beta, l1, l2, learning_rate_power).
     ``several_outputs`` is None for one output: numba then compiles a version
     in which K is the constant 1, and its loops over outputs disappear.
     ``rows_ahead`` is None for no prefetching (pruned when compiled, too).
-    ``undo`` is None for no record; returns the number of records.
+    ``undo`` is None for no record, else the tuple (columns, z, n) of an
+    UndoLog's arrays, into which each coordinate's old values are recorded
+    before its step.
     ``factors`` is None for the linear model, and for a factorization
     machine the tuple (factor_state, factor_rates, factor_l2); numba
     compiles the linear model's pass without the factors' steps.
     ``factor_undo`` is None for no record of the factors. (Both are
     arguments of their own: numba leaves out the code for a None only when
     it tests an argument.)
+
+    The linear model's steps are written in this loop rather than as inlined
+    functions: numba updates the reference count of every array an inlined
+    function takes, at each row (docs/benchmarks.rst, "The engine layer").
     """
     if several_outputs is None:
         K = 1
     else:
         K = state[0].shape[1]
+    learning_rate, beta, l1, l2, power = rates
+    z_by_feature, n_by_feature = state
     longest_row = _longest_row(indptr, rows)
-    kept = (np.empty((longest_row, K)), np.empty((longest_row, K)))
-    intercept_kept = (np.empty(K), np.empty(K))
+    # The rate roots and weights of the row's coordinates and of the
+    # intercepts, computed for the margin and reused by the step.
+    row_root_n = np.empty((longest_row, K))
+    row_weights = np.empty((longest_row, K))
+    intercept_root_n = np.empty(K)
+    intercept_weights = np.empty(K)
+    margin = np.empty(K)
     derivative = np.empty(K)
     # One address per feature in each array prefetched: the first output's
     # weight and first factor (the others share or neighbour its cache line).
-    first_z = state[0][:, 0]
+    first_z = z_by_feature[:, 0]
     if factors is not None:
         factor_state, factor_rates, factor_l2 = factors
         shape = (longest_row, K, factor_state[0].shape[2])
@@ -376,21 +296,72 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
                 _prefetch_row(indptr, indices, rows, position, first_n_factors, rows_ahead)
         row = rows[position]
         start, end = indptr[row], indptr[row + 1]
-        margin = margins[position]
-        _linear_margin(K, rates, state, start, end, indices, data, kept, z_intercept, n_intercept,
-                       intercept_kept, margin)
+
+        # The margin x . w + b; a sum that overflows is recomputed by
+        # _math.rescaled_margin.
+        for k in range(K):
+            intercept_root_n[k] = _rate_root(n_intercept[k], power)
+            intercept_weights[k] = _weight(
+                z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
+            )
+            margin[k] = 0.0
+        for j in range(start, end):
+            column = indices[j]
+            for k in range(K):
+                # A float32 state is computed on in float64, as in the numpy engine.
+                root_n = _rate_root(np.float64(n_by_feature[column, k]), power)
+                weight = _weight(
+                    np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
+                )
+                row_root_n[j - start, k] = root_n
+                row_weights[j - start, k] = weight
+                margin[k] += data[j] * weight
+        for k in range(K):
+            margin[k] += intercept_weights[k]
+            if not math.isfinite(margin[k]):
+                margin[k] = _rescaled_margin(
+                    data[start:end], row_weights[: end - start, k], intercept_weights[k]
+                )
         if factors is not None:
             _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data,
                                  factor_kept, sums, margin)
-        _row_derivative(K, loss_code, margin, targets[row], epsilon, sample_weight[row],
-                        derivative)
+        for k in range(K):
+            margins[position, k] = margin[k]
+
+        # The loss derivative in each margin, times the row's weight.
+        if K == 1:
+            derivative[0] = _scalar_derivative(loss_code, margin[0], targets[row], epsilon)
+        else:
+            _softmax_derivative(margin, targets[row], derivative)
+        for k in range(K):
+            derivative[k] = _clip(derivative[k] * sample_weight[row], _math.LARGEST)
+
+        # The steps.
         if factors is not None:
             _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
                           sums, derivative, factor_l2, bound, smallest_n, factor_undo, recorded)
-        recorded = _step_linear(K, rates, state, start, end, indices, data, kept, derivative, bound,
-                                smallest_n, undo, recorded)
+        for j in range(start, end):
+            column = indices[j]
+            if undo is not None:
+                undo[0][recorded] = column
+                for k in range(K):
+                    undo[1][recorded, k] = z_by_feature[column, k]
+                    undo[2][recorded, k] = n_by_feature[column, k]
+                recorded += 1
+            for k in range(K):
+                gradient = _clip(data[j] * derivative[k], bound)
+                z_by_feature[column, k], n_by_feature[column, k] = _step(
+                    np.float64(z_by_feature[column, k]), np.float64(n_by_feature[column, k]),
+                    row_root_n[j - start, k], row_weights[j - start, k], gradient,
+                    gradient * gradient, learning_rate, power, smallest_n,
+                )
         if fit_intercept:
-            _step_intercepts(K, rates, z_intercept, n_intercept, intercept_kept, derivative, bound)
+            for k in range(K):
+                gradient = _clip(derivative[k], bound)
+                z_intercept[k], n_intercept[k] = _step(
+                    z_intercept[k], n_intercept[k], intercept_root_n[k], intercept_weights[k],
+                    gradient, gradient * gradient, learning_rate, power, 0.0,
+                )
     return recorded
 
 
