@@ -11,7 +11,8 @@ hits them alike. Printed: rows/s (median of ``--repeats``), the median of
 the repeats' after/before ratios, and the ratio to ``SGDClassifier``.
 
     python benchmarks/bench_revisions.py BEFORE AFTER [--repeats 7]
-        [--datasets a9a,w8a,synthetic] [--synthetic-rows 300000] [--data-dir DIR]
+        [--datasets a9a,w8a,synthetic] [--learners "numba b=1,numpy b=64"]
+        [--synthetic-rows 300000] [--data-dir DIR]
 """
 
 import argparse
@@ -67,6 +68,8 @@ def main():
     parser.add_argument("after")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--datasets", default="a9a,w8a,synthetic")
+    parser.add_argument("--learners", default=",".join(LEARNERS),
+                        help="comma-separated labels of LEARNERS to time")
     parser.add_argument("--chunk-size", type=int, default=10_000)
     parser.add_argument("--synthetic-rows", type=int, default=300_000)
     parser.add_argument("--synthetic-features-log2", type=int, default=20)
@@ -87,7 +90,8 @@ def main():
             print(f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} {'after/before':>13} "
                   f"{'before/SGD':>11} {'after/SGD':>10}")
             sgd = lambda: SGDClassifier(loss="log_loss")  # noqa: E731
-            for label, params in LEARNERS.items():
+            for label in args.learners.split(","):
+                params = LEARNERS[label]
                 rows = chunks
                 if label == "numpy b=1":  # about 40,000 rows/s: a part of the rows
                     rows = chunked(ds.X_train[: args.numpy_rows], ds.y_train[: args.numpy_rows],

@@ -114,11 +114,15 @@ class UndoLog:
     """The values a pass overwrites, recorded as it goes, to put back on failure.
 
     A pass given a log records, before it changes a coordinate of ``z`` and
-    ``n``, the coordinate's feature and its old values, in the order of the
-    changes; the first record of a feature holds its value before the pass.
-    Recording costs a few sequential writes per non-zero, where saving the
-    coordinates beforehand would cost a random read of each. The intercepts'
-    arrays (K values) are copied whole when the log is made.
+    ``n``, the coordinate's old values (``old[:, :, 0]`` and ``old[:, :, 1]``,
+    side by side) and its feature, in the order of the changes; the first
+    record of a feature holds its value before the pass. Recording costs a
+    few sequential writes per non-zero, where saving the coordinates
+    beforehand would cost a random read of each. A pass that changes the
+    non-zeros of ``rows`` one after the other, in order, need not write their
+    features: it says so with :meth:`recorded_in_row_order`, and the log
+    finds them in ``X`` when it restores. The intercepts' arrays (K values)
+    are copied whole when the log is made.
 
     ``rows`` of ``X`` bound the number of records (their non-zeros);
     :meth:`covers` tells whether a later pass over the same rows changes only
@@ -131,9 +135,9 @@ class UndoLog:
         size = int(np.diff(X.indptr)[rows].sum())
         n_outputs = state.z.shape[0]
         self.columns = np.empty(size, dtype=np.intp)
-        self.z = np.empty((size, n_outputs), dtype=np.float64)
-        self.n = np.empty((size, n_outputs), dtype=np.float64)
+        self.old = np.empty((size, n_outputs, 2), dtype=np.float64)
         self.used = 0
+        self.rows_in_record_order = None
         self.intercepts = (state.z_intercept.copy(), state.n_intercept.copy())
 
     def covers(self, X, rows):
@@ -143,18 +147,40 @@ class UndoLog:
         """Record the old ``z``, ``n`` (shape (m,) or (m, K)) of ``columns`` (m,)."""
         end = self.used + len(columns)
         self.columns[self.used : end] = columns
-        self.z[self.used : end] = z.reshape(self.z[self.used : end].shape)
-        self.n[self.used : end] = n.reshape(self.n[self.used : end].shape)
+        old = self.old[self.used : end]
+        old[:, :, 0] = z.reshape(old.shape[:2])
+        old[:, :, 1] = n.reshape(old.shape[:2])
         self.used = end
+
+    def recorded_in_row_order(self, count):
+        """The pass recorded the old values of the first ``count`` non-zeros of
+        ``rows`` (row by row, each row's in the order of ``X``), and not their
+        features. The rows' order is copied: fit shuffles them in place
+        between passes."""
+        self.used = count
+        self.rows_in_record_order = self.rows.copy()
+
+    def recorded_columns(self):
+        """The feature of each record."""
+        rows = self.rows_in_record_order
+        if rows is None:
+            return self.columns[: self.used]
+        starts = self.X.indptr[rows]
+        lengths = self.X.indptr[rows + 1] - starts
+        # Position i of the records is non-zero starts[r] + (i - first[r]) of
+        # X, where row r's records begin at first[r].
+        first = np.cumsum(lengths) - lengths
+        positions = np.repeat(starts - first, lengths) + np.arange(lengths.sum())
+        return self.X.indices[positions[: self.used]]
 
     def restore(self):
         """Write the recorded values back: the state is as before the pass."""
-        columns = self.columns[: self.used]
+        columns = self.recorded_columns()
         _, first = np.unique(columns, return_index=True)
-        for array, old in ((self.state.z, self.z), (self.state.n, self.n)):
+        for array, index in ((self.state.z, 0), (self.state.n, 1)):
             writable = array.view()
             writable.flags.writeable = True
-            writable.T[columns[first]] = old[first]
+            writable.T[columns[first]] = self.old[first, :, index]
         self.state.z_intercept[...], self.state.n_intercept[...] = self.intercepts
 
 

@@ -81,7 +81,7 @@ class FMUndoLog(UndoLog):
 
     def restore(self):
         super().restore()
-        columns = self.columns[: self.used]
+        columns = self.recorded_columns()
         _, first = np.unique(columns, return_index=True)
         for array, old in (
             (self.state.z_factors, self.z_factors),

@@ -248,9 +248,9 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
     ``several_outputs`` is None for one output: numba then compiles a version
     in which K is the constant 1, and its loops over outputs disappear.
     ``rows_ahead`` is None for no prefetching (pruned when compiled, too).
-    ``undo`` is None for no record, else the tuple (columns, z, n) of an
-    UndoLog's arrays, into which each coordinate's old values are recorded
-    before its step.
+    ``undo`` is None for no record, else an UndoLog's ``old`` array, into
+    which the old z and n of each non-zero's coordinates are recorded before
+    its step, in the order of the rows (UndoLog.recorded_in_row_order).
     ``factors`` is None for the linear model, and for a factorization
     machine the tuple (factor_state, factor_rates, factor_l2); numba
     compiles the linear model's pass without the factors' steps.
@@ -343,10 +343,9 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         for j in range(start, end):
             column = indices[j]
             if undo is not None:
-                undo[0][recorded] = column
                 for k in range(K):
-                    undo[1][recorded, k] = z_by_feature[column, k]
-                    undo[2][recorded, k] = n_by_feature[column, k]
+                    undo[recorded, k, 0] = z_by_feature[column, k]
+                    undo[recorded, k, 1] = n_by_feature[column, k]
                 recorded += 1
             for k in range(K):
                 gradient = _clip(data[j] * derivative[k], bound)
@@ -404,11 +403,11 @@ class NumbaEngine(NumpyEngine):
             margins,
             None if z.shape[0] == 1 else True,
             PREFETCH_ROWS_AHEAD if state_bytes > PREFETCH_STATE_BYTES else None,
-            None if undo is None else (undo.columns, undo.z, undo.n),
+            None if undo is None else undo.old,
             *self.factor_arguments(state, parameters, undo),
         )
         if undo is not None:
-            undo.used = recorded
+            undo.recorded_in_row_order(recorded)
         return margins
 
     def factor_arguments(self, state, parameters, undo):
