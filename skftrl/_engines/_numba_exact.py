@@ -298,16 +298,17 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         start, end = indptr[row], indptr[row + 1]
 
         # The margin x . w + b; a sum that overflows is recomputed by
-        # _math.rescaled_margin.
+        # _math.rescaled_margin. (Each output's loops use local scalars, which
+        # stay in registers, where array elements would be stored and loaded
+        # again at each non-zero.)
         for k in range(K):
             intercept_root_n[k] = _rate_root(n_intercept[k], power)
             intercept_weights[k] = _weight(
                 z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
             )
-            margin[k] = 0.0
-        for j in range(start, end):
-            column = indices[j]
-            for k in range(K):
+            total = 0.0
+            for j in range(start, end):
+                column = indices[j]
                 # A float32 state is computed on in float64, as in the numpy engine.
                 root_n = _rate_root(np.float64(n_by_feature[column, k]), power)
                 weight = _weight(
@@ -315,13 +316,13 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
                 )
                 row_root_n[j - start, k] = root_n
                 row_weights[j - start, k] = weight
-                margin[k] += data[j] * weight
-        for k in range(K):
-            margin[k] += intercept_weights[k]
-            if not math.isfinite(margin[k]):
-                margin[k] = _rescaled_margin(
+                total += data[j] * weight
+            total += intercept_weights[k]
+            if not math.isfinite(total):
+                total = _rescaled_margin(
                     data[start:end], row_weights[: end - start, k], intercept_weights[k]
                 )
+            margin[k] = total
         if factors is not None:
             _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data,
                                  factor_kept, sums, margin)
@@ -340,20 +341,23 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         if factors is not None:
             _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
                           sums, derivative, factor_l2, bound, smallest_n, factor_undo, recorded)
-        for j in range(start, end):
-            column = indices[j]
-            if undo is not None:
-                for k in range(K):
-                    undo[recorded, k, 0] = z_by_feature[column, k]
-                    undo[recorded, k, 1] = n_by_feature[column, k]
-                recorded += 1
-            for k in range(K):
-                gradient = _clip(data[j] * derivative[k], bound)
+        # A row's coordinates are distinct (canonical CSR): each one's step
+        # reads only its own state, in any order of outputs and columns.
+        for k in range(K):
+            row_derivative = derivative[k]
+            for j in range(start, end):
+                column = indices[j]
+                if undo is not None:
+                    undo[recorded + j - start, k, 0] = z_by_feature[column, k]
+                    undo[recorded + j - start, k, 1] = n_by_feature[column, k]
+                gradient = _clip(data[j] * row_derivative, bound)
                 z_by_feature[column, k], n_by_feature[column, k] = _step(
                     np.float64(z_by_feature[column, k]), np.float64(n_by_feature[column, k]),
                     row_root_n[j - start, k], row_weights[j - start, k], gradient,
                     gradient * gradient, learning_rate, power, smallest_n,
                 )
+        if undo is not None:
+            recorded += end - start
         if fit_intercept:
             for k in range(K):
                 gradient = _clip(derivative[k], bound)
