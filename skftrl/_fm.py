@@ -21,6 +21,7 @@ from ._engines._fm_numpy import (
     empty_factor_state,
     fm_prediction_engine,
     get_fm_engine,
+    initial_factor_state,
     new_factor_state,
 )
 from ._regressor import FTRLRegressor
@@ -46,10 +47,43 @@ class _FactorizationMachine:
         "factor_l2": [Interval(Real, 0, None, closed="left")],
     }
 
+    def __getstate__(self):
+        # As BaseFTRL's z_ and n_, the factors are saved as the coordinates
+        # training has changed, when that is smaller: the untouched ones hold
+        # the random initial factors, drawn again on loading from the
+        # generator's state kept when they were first drawn.
+        state = super().__getstate__()
+        record = state.get("_initial_factors")
+        if "z_factors_" not in state or record is None:
+            return state
+        z, n = self.z_factors_, self.n_factors_
+        z0, n0 = initial_factor_state(record, z.shape, z.dtype)
+        bits = np.dtype(f"u{z.dtype.itemsize}")
+        touched = (z.view(bits) != z0.view(bits)) | (n.view(bits) != n0.view(bits))
+        n_touched = int(np.count_nonzero(touched))
+        if n_touched * (8 + 2 * z.dtype.itemsize) < 2 * z.nbytes:
+            del state["z_factors_"], state["n_factors_"]
+            state["_touched_factors"] = {
+                "shape": np.array(z.shape, dtype=np.int64),
+                "positions": np.flatnonzero(touched),
+                "z": z[touched],
+                "n": n[touched],
+            }
+        return state
+
     def __setstate__(self, state):
-        # As BaseFTRL's z_ and n_: the factors' z and n back into one buffer.
+        # As BaseFTRL's z_ and n_: the factors' z and n back into one buffer,
+        # the untouched ones drawn again (see __getstate__).
+        state = dict(state)
+        touched = state.pop("_touched_factors", None)
         super().__setstate__(state)
-        if "z_factors_" in self.__dict__:
+        if touched is not None:
+            shape = tuple(int(size) for size in touched["shape"])
+            z, n = initial_factor_state(self._initial_factors, shape, touched["z"].dtype)
+            where = np.unravel_index(touched["positions"], shape)
+            z[where], n[where] = touched["z"], touched["n"]
+            self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
+        elif "z_factors_" in self.__dict__:
             self.z_factors_, self.n_factors_ = _stored_factors(self.z_factors_, self.n_factors_)
 
     def __copy__(self):
@@ -101,7 +135,7 @@ class _FactorizationMachine:
     def _init_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""
         super()._init_state(n_outputs, n_features)
-        z, n = new_factor_state(
+        z, n, self._initial_factors = new_factor_state(
             n_outputs,
             n_features,
             self.n_components,

@@ -52,12 +52,16 @@ def snapshot(model):
 
 
 def assert_same(before, after):
-    """Two snapshots are equal: same attributes, arrays equal with the same dtype."""
+    """Two snapshots are equal: same attributes, arrays equal with the same dtype
+    (in dictionaries too, such as the record of the FMs' initial factors)."""
     assert before.keys() == after.keys()
     for name, value in before.items():
         if isinstance(value, np.ndarray):
             assert np.array_equal(value, after[name]), name
             assert value.dtype == after[name].dtype, name
+        elif isinstance(value, dict):
+            assert isinstance(after[name], dict), name
+            assert_same(value, after[name])
         else:
             assert value == after[name], name
 

@@ -336,6 +336,37 @@ def test_resumed_training_is_bit_for_bit(round_trip, make, labels):
     assert not resumed.z_factors_.flags.writeable and not resumed.n_factors_.flags.writeable
 
 
+@pytest.mark.parametrize(
+    "round_trip", [pickle_round_trip, joblib_round_trip, copy.deepcopy, skops_round_trip]
+)
+@pytest.mark.parametrize("random_state", [7, None, "instance"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_wide_model_saves_only_the_factors_training_changed(round_trip, random_state, dtype):
+    # 2**16 hashed columns, of which a few hundred are seen: the untouched
+    # factors keep their random initial values, which loading draws again.
+    if random_state == "instance":
+        random_state = np.random.RandomState(3)
+    rng = np.random.RandomState(0)
+    X = sp.random(60, 2**16, density=5 / 2**16, format="csr", random_state=rng)
+    y = rng.randint(2, size=60)
+    first, second = slice(0, 40), slice(40, 60)
+    saved = FMClassifier(n_components=4, dtype=dtype, random_state=random_state)
+    saved.partial_fit(X[first], y[first], classes=[0, 1])
+    # A shallow copy copies the state's arrays whole (it does not save them).
+    uninterrupted = copy.copy(saved)
+    dense_bytes = saved.z_factors_.nbytes + saved.n_factors_.nbytes
+    assert len(pickle.dumps(saved)) < dense_bytes / 20
+    resumed = round_trip(saved)
+    for name in FM_STATE:
+        assert np.array_equal(getattr(resumed, name), getattr(saved, name)), name
+        assert getattr(resumed, name).dtype == getattr(saved, name).dtype, name
+    uninterrupted.partial_fit(X[second], y[second])
+    resumed.partial_fit(X[second], y[second])
+    for name in FM_STATE:
+        assert np.array_equal(getattr(resumed, name), getattr(uninterrupted, name)), name
+    assert not resumed.z_factors_.flags.writeable
+
+
 # ------------------------------------------------------------ extreme inputs
 @pytest.mark.parametrize("scale", [1e6, 1e100, 1e-300])
 @pytest.mark.parametrize(

@@ -261,7 +261,7 @@ def engine_parameters(hyper):
 
 def fresh_state(n_outputs, parameters, init_stdev):
     """A new FM state over N_FEATURES, its factors drawn with random_state=7."""
-    z_factors, n_factors = new_factor_state(
+    z_factors, n_factors, _ = new_factor_state(
         n_outputs, N_FEATURES, K_COMPONENTS, np.float64, parameters, init_stdev=init_stdev,
         random_state=7,
     )
@@ -294,7 +294,7 @@ def test_a_random_state_instance_draws_with_its_own_standard_normal():
         loss=get_loss("log_loss"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
         factor_learning_rate=0.5,
     )
-    z, _ = new_factor_state(
+    z, _, _ = new_factor_state(
         1, 5, 2, np.float64, parameters, init_stdev=1.0, random_state=np.random.RandomState(3)
     )
     expected = np.random.RandomState(3).standard_normal((1, 5, 2))

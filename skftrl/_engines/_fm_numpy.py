@@ -105,7 +105,8 @@ def empty_factor_state(shape, dtype):
 
 def new_factor_state(n_outputs, n_features, n_components, dtype, parameters, *,
                      init_stdev, random_state, initial_n=0.0):
-    """The factors' fresh ``(z, n)``, each of shape (K, F, k) (docs: "Initial factors").
+    """The factors' fresh ``(z, n)``, each of shape (K, F, k) (docs: "Initial factors"),
+    and the record from which :func:`initial_factor_state` makes them again.
 
     ``v0 = init_stdev * N(0, 1)``, drawn as
     ``np.random.default_rng(random_state).standard_normal((K, F, k))`` for an
@@ -113,18 +114,81 @@ def new_factor_state(n_outputs, n_features, n_components, dtype, parameters, *,
     own ``standard_normal``), is stored as
     ``z0 = -v0 * (beta + rate_root(n0)) / factor_learning_rate`` with
     ``n0 = initial_n``, so that the closed form gives ``v0``.
+
+    The record (a dict of arrays, or None for a generator other than
+    ``RandomState``'s and ``default_rng``'s) holds the generator's state before
+    the draw and the scale: a saved model stores only the factors training has
+    changed, and the others are drawn again when it is loaded.
     """
     shape = (n_outputs, n_features, n_components)
     if isinstance(random_state, np.random.RandomState):
-        draws = random_state.standard_normal(shape)
+        generator = random_state
     else:
-        draws = np.random.default_rng(random_state).standard_normal(shape)
+        generator = np.random.default_rng(random_state)
     root_n = rate_root_scalar(float(initial_n), compiled_power(parameters.learning_rate_power))
     denominator = (parameters.beta + root_n) / parameters.factor_learning_rate
-    z, n = empty_factor_state(shape, dtype)
+    record = _generator_record(generator)
+    if record is not None:
+        record["scale"] = np.array([init_stdev, denominator, initial_n], dtype=np.float64)
+    z, n = _scaled_factor_state(generator.standard_normal(shape), init_stdev, denominator,
+                                initial_n, dtype)
+    return z, n, record
+
+
+def initial_factor_state(record, shape, dtype):
+    """The ``(z, n)`` that :func:`new_factor_state` made with ``record``, bit for bit."""
+    if "key" in record:  # a RandomState's Mersenne twister
+        position, has_gauss = (int(value) for value in record["position"])
+        generator = np.random.RandomState()
+        generator.set_state(
+            ("MT19937", record["key"], position, has_gauss, float(record["gauss"][0]))
+        )
+    else:  # PCG64, default_rng's
+        state_high, state_low, inc_high, inc_low, has_uint32, uinteger = (
+            int(word) for word in record["words"]
+        )
+        bit_generator = np.random.PCG64()
+        bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": state_high << 64 | state_low, "inc": inc_high << 64 | inc_low},
+            "has_uint32": has_uint32,
+            "uinteger": uinteger,
+        }
+        generator = np.random.Generator(bit_generator)
+    init_stdev, denominator, initial_n = (float(value) for value in record["scale"])
+    return _scaled_factor_state(generator.standard_normal(shape), init_stdev, denominator,
+                                initial_n, dtype)
+
+
+def _scaled_factor_state(draws, init_stdev, denominator, initial_n, dtype):
+    """``z0`` and ``n0`` from the standard normal ``draws`` (see new_factor_state)."""
+    z, n = empty_factor_state(draws.shape, dtype)
     np.multiply(-(init_stdev * draws), denominator, out=z, casting="same_kind")
     n[...] = initial_n
     return z, n
+
+
+def _generator_record(generator):
+    """The state of ``generator`` as a dict of integer arrays, or None when it
+    is neither a ``RandomState`` nor a ``Generator`` of ``PCG64``."""
+    if isinstance(generator, np.random.RandomState):
+        name, key, position, has_gauss, gauss = generator.get_state()
+        if name != "MT19937":
+            return None
+        return {
+            "key": np.array(key, dtype=np.uint32),
+            "position": np.array([position, has_gauss], dtype=np.int64),
+            "gauss": np.array([gauss], dtype=np.float64),
+        }
+    if not isinstance(generator.bit_generator, np.random.PCG64):
+        return None
+    state = generator.bit_generator.state
+    words = (
+        state["state"]["state"] >> 64, state["state"]["state"] & (2**64 - 1),
+        state["state"]["inc"] >> 64, state["state"]["inc"] & (2**64 - 1),
+        state["has_uint32"], state["uinteger"],
+    )
+    return {"words": np.array(words, dtype=np.uint64)}
 
 
 def factors_from_state(state, parameters):
