@@ -80,6 +80,33 @@ def unchanged_on_error(method):
     return wrapper
 
 
+def touched_coordinates(z, n, z0, n0):
+    """The coordinates where ``z`` or ``n`` differ from their initial values
+    ``z0`` and ``n0`` (arrays of the same shape, or scalars), compared bit for
+    bit: a dict of the shape, their flat positions and values, to save a
+    model compactly. None when that would not be smaller than the arrays."""
+    bits = np.dtype(f"u{z.dtype.itemsize}")
+
+    def differs(array, initial):
+        return array.view(bits) != np.asarray(initial, dtype=array.dtype).view(bits)
+
+    touched = differs(z, z0) | differs(n, n0)
+    if np.count_nonzero(touched) * (8 + 2 * z.dtype.itemsize) >= 2 * z.nbytes:
+        return None
+    return {
+        "shape": np.array(z.shape, dtype=np.int64),
+        "positions": np.flatnonzero(touched),
+        "z": z[touched],
+        "n": n[touched],
+    }
+
+
+def put_touched_coordinates(touched, z, n):
+    """Write the coordinates of :func:`touched_coordinates` into the initial ``z`` and ``n``."""
+    where = np.unravel_index(touched["positions"], z.shape)
+    z[where], n[where] = touched["z"], touched["n"]
+
+
 def as_canonical_csr(X):
     """CSR with sorted, summed column indices; the caller's matrix is never modified.
 
@@ -255,21 +282,12 @@ class BaseFTRL(BaseEstimator):
         state.pop("_checked_params", None)
         if "z_" not in state:
             return state
-        z, n = self.z_, self.n_
         with np.errstate(over="ignore"):
-            fill = n.dtype.type(self.initial_accumulator_value)
-        bits = np.dtype(f"u{z.dtype.itemsize}")
-        touched = (z.view(bits) != 0) | (n.view(bits) != np.asarray(fill).view(bits))
-        n_touched = int(np.count_nonzero(touched))
-        if n_touched * (8 + 2 * z.dtype.itemsize) < 2 * z.nbytes:
+            fill = self.n_.dtype.type(self.initial_accumulator_value)
+        touched = touched_coordinates(self.z_, self.n_, 0, fill)
+        if touched is not None:
             del state["z_"], state["n_"]
-            state["_touched_state"] = {
-                "shape": np.array(z.shape, dtype=np.int64),
-                "positions": np.flatnonzero(touched),
-                "z": z[touched],
-                "n": n[touched],
-                "fill": np.asarray([fill], dtype=n.dtype),
-            }
+            state["_touched_state"] = {**touched, "fill": np.asarray([fill], dtype=fill.dtype)}
         return state
 
     def __setstate__(self, state):
@@ -283,8 +301,7 @@ class BaseFTRL(BaseEstimator):
             shape = tuple(int(size) for size in touched["shape"])
             z, n = new_state(*shape, touched["z"].dtype)
             n[...] = touched["fill"][0]
-            where = np.unravel_index(touched["positions"], shape)
-            z[where], n[where] = touched["z"], touched["n"]
+            put_touched_coordinates(touched, z, n)
             self.z_, self.n_ = _read_only(z), _read_only(n)
         elif "z_" in self.__dict__:
             self.z_, self.n_ = _stored_state(self.z_, self.n_)

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _read_only, _writable
+from ._base import _read_only, _writable, put_touched_coordinates, touched_coordinates
 from ._classifier import FTRLClassifier
 from ._engines._fm_numpy import (
     FMParameters,
@@ -57,18 +57,10 @@ class _FactorizationMachine:
         if "z_factors_" not in state or record is None:
             return state
         z, n = self.z_factors_, self.n_factors_
-        z0, n0 = initial_factor_state(record, z.shape, z.dtype)
-        bits = np.dtype(f"u{z.dtype.itemsize}")
-        touched = (z.view(bits) != z0.view(bits)) | (n.view(bits) != n0.view(bits))
-        n_touched = int(np.count_nonzero(touched))
-        if n_touched * (8 + 2 * z.dtype.itemsize) < 2 * z.nbytes:
+        touched = touched_coordinates(z, n, *initial_factor_state(record, z.shape, z.dtype))
+        if touched is not None:
             del state["z_factors_"], state["n_factors_"]
-            state["_touched_factors"] = {
-                "shape": np.array(z.shape, dtype=np.int64),
-                "positions": np.flatnonzero(touched),
-                "z": z[touched],
-                "n": n[touched],
-            }
+            state["_touched_factors"] = touched
         return state
 
     def __setstate__(self, state):
@@ -80,8 +72,7 @@ class _FactorizationMachine:
         if touched is not None:
             shape = tuple(int(size) for size in touched["shape"])
             z, n = initial_factor_state(self._initial_factors, shape, touched["z"].dtype)
-            where = np.unravel_index(touched["positions"], shape)
-            z[where], n[where] = touched["z"], touched["n"]
+            put_touched_coordinates(touched, z, n)
             self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
         elif "z_factors_" in self.__dict__:
             self.z_factors_, self.n_factors_ = _stored_factors(self.z_factors_, self.n_factors_)
