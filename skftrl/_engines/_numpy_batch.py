@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import _math
+from ._numpy_exact import nonzeros_of_rows
 
 
 def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None,
@@ -205,19 +206,8 @@ class _BatchReader:
     def _prepare_block(self, first):
         """Prepare the block of batches that starts at position ``first`` of the rows."""
         block_rows = self.rows[first : first + self.rows_per_block]
-        indptr = self.indptr
-        if self.consecutive:
-            row_bounds = indptr[block_rows[0] : block_rows[-1] + 2]
-            row_lengths = np.diff(row_bounds)
-            nonzeros = slice(row_bounds[0], row_bounds[-1])
-            row_bounds = row_bounds - row_bounds[0]
-        else:
-            starts = indptr[block_rows]
-            row_lengths = indptr[block_rows + 1] - starts
-            row_bounds = np.concatenate(([0], np.cumsum(row_lengths)))
-            # Position of each of the block's non-zeros in X's arrays.
-            nonzeros = np.repeat(starts - row_bounds[:-1], row_lengths)
-            nonzeros += np.arange(len(nonzeros))
+        nonzeros, row_lengths = nonzeros_of_rows(self.indptr, block_rows, self.consecutive)
+        row_bounds = np.concatenate(([0], np.cumsum(row_lengths)))
         self.columns = self.indices[nonzeros].astype(np.intp)
         self.values = self.data[nonzeros]
         n_rows = len(block_rows)

@@ -74,12 +74,18 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     float64_state = z.dtype == FLOAT64
     smallest_n = smallest_stored_n(z.dtype)
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
+    single_margins = []  # one output: a list, which takes a float faster than an array
+    # A bounded loss derivative (classification, Huber) times the largest
+    # sample weight below the clipping bound needs neither clamping nor clipping.
+    largest_weight = float(sample_weight.max()) if len(sample_weight) else 0.0
+    bounded = loss.derivative_bound * largest_weight <= bound
+    fit_intercept = parameters.fit_intercept
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     if undo is not None:
         # Every coordinate the pass may change, recorded at once before it
         # starts: one gather of all the rows' columns costs far less than a
         # record call per row.
-        pass_columns = X[rows].indices.astype(np.intp)
+        pass_columns = indices[nonzeros_of_rows(X.indptr, rows)[0]].astype(np.intp)
         undo.record(pass_columns, z_by_feature[pass_columns], n_by_feature[pass_columns])
     # A gradient d * x beyond float64 becomes inf and is then clipped to
     # the bound, and a margin whose sum overflows (to inf, or inf - inf = NaN)
@@ -105,11 +111,11 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 margin = float(np.dot(values, w_row)) + w_intercept
                 if not math.isfinite(margin):
                     margin = rescaled_margin(values, w_row, w_intercept)
-                margins[position, 0] = margin
+                single_margins.append(margin)
                 derivative = weights_list[row] * scalar_derivative(
                     code, margin, targets_list[row], epsilon
                 )
-                if abs(derivative) > LARGEST:
+                if not bounded and abs(derivative) > LARGEST:
                     derivative = math.copysign(LARGEST, derivative)
                 gradient = values * (derivative if float_factor else np.float64(derivative))
                 largest_derivative = smallest_derivative = abs(derivative)
@@ -143,10 +149,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 smallest_n,
                 guard=not smallest_derivative * smallest_value > unguarded_gradient,
             )
-            if not parameters.fit_intercept:
+            if not fit_intercept:
                 continue
             if single_output:
-                clipped = clip(derivative, bound)
+                clipped = derivative if bounded else clip(derivative, bound)
                 intercept_z[0], intercept_n[0] = step(
                     intercept_z[0],
                     intercept_n[0],
@@ -169,7 +175,27 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                     parameters,
                 )
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
+    if single_output:
+        margins[:, 0] = single_margins
     return margins
+
+
+def nonzeros_of_rows(indptr, rows, consecutive=False):
+    """The positions in a CSR matrix's ``indices`` and ``data`` of the non-zeros
+    of ``rows`` (an array), in their order, and each row's number of non-zeros.
+
+    ``consecutive`` promises that ``rows`` are a run (``r, r + 1, ...``): the
+    positions are then a slice, which reads the arrays without gathering.
+    """
+    if consecutive:
+        bounds = indptr[rows[0] : rows[-1] + 2]
+        return slice(bounds[0], bounds[-1]), np.diff(bounds)
+    starts = indptr[rows]
+    row_lengths = indptr[rows + 1] - starts
+    # Each row's first position, less the number of non-zeros before it.
+    positions = np.repeat(starts - (np.cumsum(row_lengths) - row_lengths), row_lengths)
+    positions += np.arange(len(positions))
+    return positions, row_lengths
 
 
 def finite_margins(margins, X, coef, intercepts):
