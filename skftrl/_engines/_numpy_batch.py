@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from . import _math
-from ._numpy_exact import nonzeros_of_rows
+from ._numpy_exact import nonzeros_of_rows, rows_per_block
 
 
 def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None,
@@ -185,20 +185,15 @@ class _BatchReader:
     initialized or read outside the batch's columns, so only the memory pages
     of touched columns are ever used.
 
-    The batches' columns (as intp, which numpy would otherwise convert to in
-    each gather and scatter), values and rows are prepared a block of batches
-    at a time, in a few calls over the block: a batch then reads slices of
-    them, and its per-batch numpy calls are only the grouping's. A block
-    holds about ``BLOCK_NONZEROS`` non-zeros, which bounds the memory it takes.
+    The batches' columns, values and rows are prepared a block of batches
+    at a time (:func:`._numpy_exact.rows_per_block`), in a few calls over the
+    block: a batch then reads slices of them, and its per-batch numpy calls
+    are only the grouping's.
     """
 
-    BLOCK_NONZEROS = 2**20
-
     def __init__(self, X, rows, batch_size, consecutive):
-        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
-        self.rows, self.batch_size, self.consecutive = rows, batch_size, consecutive
-        nonzeros_per_batch = max(1, round(X.nnz / max(X.shape[0], 1) * batch_size))
-        self.rows_per_block = batch_size * max(1, self.BLOCK_NONZEROS // nonzeros_per_batch)
+        self.X, self.rows, self.batch_size, self.consecutive = X, rows, batch_size, consecutive
+        self.rows_per_block = rows_per_block(X, batch_size)
         self.column_slot = np.empty(X.shape[1], dtype=np.intp)
         self.positions = np.arange(0)  # 0, 1, 2, ...: at least a batch's non-zeros
         self.block_start = self.block_end = 0
@@ -206,10 +201,10 @@ class _BatchReader:
     def _prepare_block(self, first):
         """Prepare the block of batches that starts at position ``first`` of the rows."""
         block_rows = self.rows[first : first + self.rows_per_block]
-        nonzeros, row_lengths = nonzeros_of_rows(self.indptr, block_rows, self.consecutive)
+        self.columns, self.values, row_lengths = nonzeros_of_rows(
+            self.X, block_rows, self.consecutive
+        )
         row_bounds = np.concatenate(([0], np.cumsum(row_lengths)))
-        self.columns = self.indices[nonzeros].astype(np.intp)
-        self.values = self.data[nonzeros]
         n_rows = len(block_rows)
         # Each non-zero's row, numbered within its batch.
         self.row_of_value = np.repeat(np.arange(n_rows) % self.batch_size, row_lengths)
