@@ -82,7 +82,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
             batch_margins[:] = sum_by_group(
                 _times(values, w_touched[group_of_value]), row_of_value, n_batch
             ).reshape(n_batch, n_outputs)
-            batch_margins += w_intercept
+            # One output: a float, which numpy adds faster than a list.
+            batch_margins += w_intercept[0] if single_output else w_intercept
             if not np.isfinite(batch_margins).all():
                 _rescale_margins(
                     batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
@@ -128,9 +129,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
                 if clip:
                     _math.clip_gradient(derivative, bound)
                 # Per output: a list of K floats (a 1-d derivative sums to one).
-                gradient_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                # np.add.reduce is ndarray.sum without its Python wrapper.
+                gradient_sum = np.add.reduce(derivative, axis=0).reshape(-1).tolist()
                 derivative *= derivative
-                squared_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                squared_sum = np.add.reduce(derivative, axis=0).reshape(-1).tolist()
                 _math.step_intercepts(
                     intercept_z,
                     intercept_n,
