@@ -123,3 +123,32 @@ def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine):
     assert len(copied.loss_curve_) == len(original.loss_curve_) + 3
     for name in LEARNED:
         assert not np.shares_memory(getattr(copied, name), getattr(original, name)), name
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_an_error_in_a_later_block_of_a_numpy_pass_leaves_the_model_as_it_was(
+    batch_size, monkeypatch
+):
+    # The numpy passes read their rows a block at a time (and the per-row
+    # pass records the coordinates of each block before learning it): an
+    # error many blocks into a pass must undo every block's changes.
+    from skftrl._engines import _math, _numpy_exact
+
+    monkeypatch.setattr(_numpy_exact, "BLOCK_NONZEROS", 200)
+    X, y, _, _ = load_dna()
+    model = FTRLClassifier(engine="numpy", batch_size=batch_size, l1=0.5)
+    model.partial_fit(X[:100], y[:100], classes=np.unique(y))
+    before = snapshot(model)
+    update, calls = _math.update_coordinates, []
+
+    def failing_update(*args, **kwargs):
+        calls.append(None)
+        if len(calls) > 1000 // batch_size:
+            raise RuntimeError("failed in a later block")
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(_math, "update_coordinates", failing_update)
+    monkeypatch.setattr(_numpy_exact, "update_coordinates", failing_update)
+    with pytest.raises(RuntimeError, match="later block"):
+        model.partial_fit(X[100:2000], y[100:2000])
+    assert_same(before, snapshot(model))

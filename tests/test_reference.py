@@ -363,8 +363,8 @@ def test_initial_accumulator_value_is_where_n_starts_and_zero_power_is_a_constan
 @pytest.mark.parametrize("loss", ["log_loss", "multinomial"])
 def test_a_mini_batch_of_more_than_65536_nonzeros_matches_the_reference(loss):
     # A batch's columns are grouped through slots holding positions in the
-    # batch: 16-bit up to 65,535 non-zeros, 32-bit beyond, as here (4,960 dense
-    # rows of 15 columns in the last partial_fit call).
+    # batch; here 74,400 of them (4,960 dense rows of 15 columns in the last
+    # partial_fit call), beyond what 16-bit slots would hold.
     X, y, targets, sw = make_problem(loss, 5000, seed=6)
     X = sp.csr_matrix(np.random.RandomState(6).normal(size=X.shape))
     hyper = HYPER[1]

@@ -206,9 +206,10 @@ class NumpyEngine:
             state.z_intercept.tolist(), state.n_intercept.tolist(), parameters
         )[0]
         if coef is None:
-            margins = _numpy_exact.margins_of_read_weights(X, state, parameters) + intercepts
+            margins = _numpy_exact.margins_of_read_weights(X, state, parameters)
         else:
-            margins = _numpy_exact.margins_from_weights(X, coef) + intercepts
+            margins = _numpy_exact.margins_from_weights(X, coef)
+        margins += intercepts  # a new array, added to in place
         if np.isfinite(margins).all():
             return margins
         # A sum of products overflowed: recomputed from rescaled products.

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import _math
+from ._numpy_exact import nonzeros_of_rows, rows_per_block
 
 
 def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None,
@@ -58,7 +59,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
     # Consecutive rows (partial_fit, fit without shuffling) are read as slices
     # of X's arrays, without gathering.
     consecutive = len(rows) > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + len(rows)))
-    batches = _BatchReader(X, batch_size)
+    batches = _BatchReader(X, rows, batch_size, consecutive)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # Gradients beyond float64 are clipped and margins that overflow are
     # recomputed (see _numpy_exact): those overflows do not warn.
@@ -66,7 +67,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
         for first in range(0, len(rows), batch_size):
             batch_rows = rows[first : first + batch_size]
             n_batch = len(batch_rows)
-            touched, group_of_value, row_of_value, values = batches.read(batch_rows, consecutive)
+            touched, group_of_value, row_of_value, values = batches.read(first)
             z_touched = _math.gather(z_by_feature, touched)
             n_state = _math.gather(n_by_feature, touched)
             root_n = _math.rate_root(n_state, parameters.learning_rate_power)
@@ -81,7 +82,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
             batch_margins[:] = sum_by_group(
                 _times(values, w_touched[group_of_value]), row_of_value, n_batch
             ).reshape(n_batch, n_outputs)
-            batch_margins += w_intercept
+            # One output: a float, which numpy adds faster than a list.
+            batch_margins += w_intercept[0] if single_output else w_intercept
             if not np.isfinite(batch_margins).all():
                 _rescale_margins(
                     batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
@@ -127,9 +129,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
                 if clip:
                     _math.clip_gradient(derivative, bound)
                 # Per output: a list of K floats (a 1-d derivative sums to one).
-                gradient_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                # np.add.reduce is ndarray.sum without its Python wrapper.
+                gradient_sum = np.add.reduce(derivative, axis=0).reshape(-1).tolist()
                 derivative *= derivative
-                squared_sum = derivative.sum(axis=0).reshape(-1).tolist()
+                squared_sum = np.add.reduce(derivative, axis=0).reshape(-1).tolist()
                 _math.step_intercepts(
                     intercept_z,
                     intercept_n,
@@ -174,60 +177,65 @@ def sum_by_group(values, group_of_value, n_groups):
 
 
 class _BatchReader:
-    """A mini-batch's non-zeros of X, grouped by column without sorting.
+    """The mini-batches' non-zeros of X, grouped by column without sorting.
 
-    Each of the batch's non-zeros writes its position into the slot of its
+    Each of a batch's non-zeros writes its position into the slot of its
     column in a scratch array of n_features entries; reading the slots back
     gives every non-zero of a column the position of one of them, which then
     stands for the column. That is two passes over the batch's non-zeros
-    instead of a sort. The scratch array is
-    allocated once per pass and never initialized or read outside the
-    batch's columns, so only the memory pages of touched columns are ever
-    used; its entries are 16-bit when a batch has fewer than 65,536 non-zeros,
-    32-bit otherwise.
+    instead of a sort. The scratch array is allocated once per pass and never
+    initialized or read outside the batch's columns, so only the memory pages
+    of touched columns are ever used.
+
+    The batches' columns, values and rows are prepared a block of batches
+    at a time (:func:`._numpy_exact.rows_per_block`), in a few calls over the
+    block: a batch then reads slices of them, and its per-batch numpy calls
+    are only the grouping's.
     """
 
-    def __init__(self, X, batch_size):
-        self.indptr, self.indices, self.data = X.indptr, X.indices, X.data
-        longest_row = int(np.diff(X.indptr).max()) if X.shape[0] else 0
-        fits_16_bits = batch_size * longest_row <= np.iinfo(np.uint16).max
-        self.column_slot = np.empty(X.shape[1], dtype=np.uint16 if fits_16_bits else np.uint32)
+    def __init__(self, X, rows, batch_size, consecutive):
+        self.X, self.rows, self.batch_size, self.consecutive = X, rows, batch_size, consecutive
+        self.rows_per_block = rows_per_block(X, batch_size)
+        self.column_slot = np.empty(X.shape[1], dtype=np.intp)
+        self.positions = np.arange(0)  # 0, 1, 2, ...: at least a batch's non-zeros
+        self.block_start = self.block_end = 0
 
-    def read(self, batch_rows, consecutive):
-        """The batch's non-zeros, grouped by column; ``consecutive``: rows in a run.
+    def _prepare_block(self, first):
+        """Prepare the block of batches that starts at position ``first`` of the rows."""
+        block_rows = self.rows[first : first + self.rows_per_block]
+        self.columns, self.values, row_lengths = nonzeros_of_rows(
+            self.X, block_rows, self.consecutive
+        )
+        row_bounds = np.concatenate(([0], np.cumsum(row_lengths)))
+        n_rows = len(block_rows)
+        # Each non-zero's row, numbered within its batch.
+        self.row_of_value = np.repeat(np.arange(n_rows) % self.batch_size, row_lengths)
+        self.batch_bounds = row_bounds[[*range(0, n_rows, self.batch_size), n_rows]].tolist()
+        longest_batch = int(np.diff(self.batch_bounds).max())
+        if longest_batch > len(self.positions):
+            self.positions = np.arange(longest_batch)
+        self.block_start, self.block_end = first, first + n_rows
+
+    def read(self, first):
+        """The non-zeros of the batch that starts at position ``first`` of the
+        rows, grouped by column (batches are read in order).
 
         Returns ``(touched, group_of_value, row_of_value, values)``: the
-        distinct columns (intp, in order of first appearance), and each
-        non-zero's group (its column's position in ``touched``), row in the
-        batch, and value, in X's order.
+        distinct columns (intp), and each non-zero's group (its column's
+        position in ``touched``), row in the batch, and value, in X's order.
         """
-        indptr, indices, data = self.indptr, self.indices, self.data
-        if consecutive:
-            row_bounds = indptr[batch_rows[0] : batch_rows[-1] + 2]
-            row_lengths = row_bounds[1:] - row_bounds[:-1]
-            columns = indices[row_bounds[0] : row_bounds[-1]]
-            values = data[row_bounds[0] : row_bounds[-1]]
-        else:
-            starts = indptr[batch_rows]
-            row_lengths = indptr[batch_rows + 1] - starts
-            # Position of each of the batch's non-zeros in X's arrays.
-            offsets_in_batch = np.cumsum(row_lengths) - row_lengths
-            positions = np.repeat(starts - offsets_in_batch, row_lengths)
-            positions += np.arange(len(positions))
-            columns = indices[positions]
-            values = data[positions]
-        # intp, which numpy would otherwise convert to in each gather and
-        # scatter of the slots and of the state.
-        columns = columns.astype(np.intp, copy=False)
-        positions_in_batch = np.arange(len(columns))
+        if first >= self.block_end:
+            self._prepare_block(first)
+        batch = (first - self.block_start) // self.batch_size
+        start, end = self.batch_bounds[batch], self.batch_bounds[batch + 1]
+        columns = self.columns[start:end]
+        positions = self.positions[: end - start]
+        slot = self.column_slot
         # Of a column's non-zeros, one's position is left in its slot: which
         # one does not matter, only that all of them read the same.
-        self.column_slot[columns] = positions_in_batch
-        representative = self.column_slot[columns]
-        represents = representative == positions_in_batch
-        touched = columns[represents]
-        group_of_position = np.add.accumulate(represents, dtype=np.intp)
-        group_of_position -= 1
-        group_of_value = group_of_position[representative]
-        row_of_value = np.repeat(np.arange(len(batch_rows)), row_lengths)
-        return touched, group_of_value, row_of_value, values
+        slot[columns] = positions
+        representatives = (slot[columns] == positions).nonzero()[0]
+        touched = columns[representatives]
+        # Then each touched column's slot holds its group, for all its non-zeros.
+        slot[touched] = positions[: len(touched)]
+        return touched, slot[columns], self.row_of_value[start:end], self.values[start:end]
