@@ -115,13 +115,14 @@ class UndoLog:
 
     A pass given a log records, before it changes a coordinate of ``z`` and
     ``n``, the coordinate's old values (``old[:, :, 0]`` and ``old[:, :, 1]``,
-    side by side) and its feature, in the order of the changes; the first
-    record of a feature holds its value before the pass. Recording costs a
-    few sequential writes per non-zero, where saving the coordinates
-    beforehand would cost a random read of each. A pass that changes the
-    non-zeros of ``rows`` one after the other, in order, need not write their
-    features: it says so with :meth:`recorded_in_row_order`, and the log
-    finds them in ``X`` when it restores. The intercepts' arrays (K values)
+    side by side) and its feature, in the order of the changes, or earlier
+    (the numpy per-row pass records a block of rows at once, before learning
+    them); the first record of a feature holds its value before the pass. A
+    pass that records the non-zeros of ``rows`` one after the other, in
+    order, need not write their features: it says so with
+    :meth:`recorded_in_row_order`, and the log finds them in ``X`` when it
+    restores (the compiled pass, for which a record is two stores beside the
+    step's own). docs/benchmarks.rst compares the ways of recording. The intercepts' arrays (K values)
     are copied whole when the log is made.
 
     ``rows`` of ``X`` bound the number of records (their non-zeros);
