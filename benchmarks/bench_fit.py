@@ -269,31 +269,27 @@ def diagnose(name, ds):
     print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
 
 
+def searched(estimator, grid, ds):
+    """The held-out log loss of ``estimator`` at the value of ``grid`` (one
+    parameter) that GridSearchCV chooses on the training rows, and that value."""
+    search = GridSearchCV(
+        estimator,
+        grid,
+        scoring="neg_log_loss",
+        cv=StratifiedKFold(3, shuffle=True, random_state=0),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search.fit(ds.X_train, ds.y_train)
+    (value,) = search.best_params_.values()
+    return held_out_loss(search.best_estimator_, ds), value
+
+
 def tuned_l2(name, ds, target):
-    """fit(early_stopping=True) at the l2 GridSearchCV chooses on the training rows."""
-    search = GridSearchCV(
-        FTRLClassifier(random_state=0, early_stopping=True),
-        {"l2": L2_GRID},
-        scoring="neg_log_loss",
-        cv=StratifiedKFold(3, shuffle=True, random_state=0),
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        search.fit(ds.X_train, ds.y_train)
-    loss = held_out_loss(search.best_estimator_, ds)
-    l2 = search.best_params_["l2"]
-    # The batch optimum with its C chosen the same way, without the test rows.
-    search = GridSearchCV(
-        LogisticRegression(max_iter=2000),
-        {"C": C_GRID},
-        scoring="neg_log_loss",
-        cv=StratifiedKFold(3, shuffle=True, random_state=0),
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        search.fit(ds.X_train, ds.y_train)
-    batch = held_out_loss(search.best_estimator_, ds)
-    C = search.best_params_["C"]
+    """fit(early_stopping=True) at the l2 GridSearchCV chooses on the training
+    rows, and the batch optimum with its C chosen the same way."""
+    loss, l2 = searched(FTRLClassifier(random_state=0, early_stopping=True), {"l2": L2_GRID}, ds)
+    batch, C = searched(LogisticRegression(max_iter=2000), {"C": C_GRID}, ds)
     print(
         f"| {name} | {target:.4f} | {loss:.4f} (l2={l2:g}, {loss / target - 1:+.2%}) "
         f"| {batch:.4f} (C={C:g}, {batch / target - 1:+.2%}) |",
