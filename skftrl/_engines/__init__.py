@@ -166,13 +166,8 @@ class UndoLog:
         rows = self.rows_in_record_order
         if rows is None:
             return self.columns[: self.used]
-        starts = self.X.indptr[rows]
-        lengths = self.X.indptr[rows + 1] - starts
-        # Position i of the records is non-zero starts[r] + (i - first[r]) of
-        # X, where row r's records begin at first[r].
-        first = np.cumsum(lengths) - lengths
-        positions = np.repeat(starts - first, lengths) + np.arange(lengths.sum())
-        return self.X.indices[positions[: self.used]]
+        columns, _, _ = _numpy_exact.nonzeros_of_rows(self.X, rows)
+        return columns[: self.used]
 
     def restore(self):
         """Write the recorded values back: the state is as before the pass."""
