@@ -27,6 +27,7 @@ from ._engines import (
     get_engine,
     new_state,
     prediction_engine,
+    undo_record,
 )
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
@@ -40,7 +41,7 @@ class _TrainingCall:
 
     def __init__(self):
         self.fresh_z = None  # z_ of a state the call made: nothing to restore in it
-        self.undo_logs = []  # of the call's passes
+        self.undo_records = []  # of the call's passes (see undo_record)
 
 
 _TRAINING_CALL = contextvars.ContextVar("skftrl_training_call", default=None)
@@ -54,8 +55,9 @@ def unchanged_on_error(method):
     ``validate_data`` among it) sets attributes such as ``n_features_in_``
     before it has checked everything: restoring the attribute dictionary
     undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
-    changes the state arrays in place: it records the old values of what it
-    changes (:class:`~skftrl._engines.UndoLog`), which are written back.
+    changes the state arrays in place: a copy of the state made before it, or
+    a log of the old values of what it changes
+    (:func:`~skftrl._engines.undo_record`), is written back.
     """
 
     @functools.wraps(method)
@@ -67,8 +69,8 @@ def unchanged_on_error(method):
         try:
             return method(self, *args, **kwargs)
         except BaseException:
-            for undo_log in reversed(call.undo_logs):
-                undo_log.restore()
+            for record in reversed(call.undo_records):
+                record.restore()
             for value, length in lists:
                 del value[length:]
             self.__dict__.clear()
@@ -498,9 +500,8 @@ class BaseFTRL(BaseEstimator):
                     f"{name} back."
                 )
 
-    def _undo_log(self, state, X, rows):
-        """The record of what a pass over ``rows`` of X changes in ``state``."""
-        return UndoLog(state, X, rows)
+    # The log a pass records its steps in (see undo_record).
+    _undo_log_type = UndoLog
 
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
@@ -510,11 +511,12 @@ class BaseFTRL(BaseEstimator):
         undo = None
         call = _TRAINING_CALL.get()
         # A state made by this call is dropped on failure; a pass over rows
-        # another log of the call covers changes nothing that log does not restore.
+        # another record of the call covers changes nothing that record does
+        # not restore.
         if call is not None and call.fresh_z is not self.z_:
-            if not any(undo_log.covers(X, rows) for undo_log in call.undo_logs):
-                undo = self._undo_log(state, X, rows)
-                call.undo_logs.append(undo)
+            if not any(record.covers(X, rows) for record in call.undo_records):
+                record, undo = undo_record(state, X, rows, self._undo_log_type)
+                call.undo_records.append(record)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted
         # during it.

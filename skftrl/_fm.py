@@ -115,8 +115,7 @@ class _FactorizationMachine:
     def _engine(self):
         return get_fm_engine(self.engine, self.batch_size)
 
-    def _undo_log(self, state, X, rows):
-        return FMUndoLog(state, X, rows)
+    _undo_log_type = FMUndoLog
 
     def _prediction_engine(self):
         return fm_prediction_engine(self.engine)

@@ -1,6 +1,7 @@
 """Fixtures shared by the tests."""
 
 import copy
+import functools
 import importlib.util
 
 import numpy as np
@@ -43,6 +44,20 @@ settings.load_profile("ci")
 )
 def engine(request):
     """Each engine of the exact per-row algorithm."""
+    return request.param
+
+
+@pytest.fixture(params=["state copy", "step log"])
+def undo_way(request, monkeypatch):
+    """Each record that puts the state back when a training call fails
+    (skftrl._engines.undo_record), whatever the size of the state and rows:
+    a copy of the whole state, and the log of each step of the pass."""
+    from skftrl import _base, _engines
+
+    whole_state = request.param == "state copy"
+    monkeypatch.setattr(
+        _base, "undo_record", functools.partial(_engines.undo_record, whole_state=whole_state)
+    )
     return request.param
 
 

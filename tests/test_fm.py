@@ -439,7 +439,7 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
 
 # ------------------------------------------------------- interrupted passes
 @pytest.mark.parametrize("fm_pass", FM_PASSES)
-def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(fm_pass):
+def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(fm_pass, undo_way):
     # A warm-start fit of many passes: Ctrl-C lands inside some pass, after
     # others have completed. Weights, intercepts and factors are put back.
     from test_interrupted import interrupted_after

@@ -36,7 +36,7 @@ class interrupted_after:
         signal.signal(signal.SIGALRM, self.previous)
 
 
-def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was():
+def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was(undo_way):
     # The numpy per-row pass takes seconds over a9a's 32,561 rows: the
     # interrupt lands between two rows' updates, or inside one.
     X, y, _, _ = load_a9a()
@@ -54,7 +54,7 @@ def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was():
 
 
 @pytest.mark.parametrize("batch_size", [1, 16])
-def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_size):
+def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_size, undo_way):
     # Many passes over dna (three outputs): the interrupt lands in some pass
     # after others have completed, or (numba) right after a compiled pass.
     if engine == "numba" and batch_size > 1:
@@ -69,7 +69,9 @@ def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_siz
     assert_same(before, snapshot(model))
 
 
-def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(engine):
+def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(
+    engine, undo_way
+):
     # fit warns (ConvergenceWarning) after its passes; as an error, it must
     # undo them, loss_curve_'s entries included.
     X, y, _, _ = load_dna()
@@ -85,7 +87,9 @@ def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing
     assert curve == before["loss_curve_"]  # the list the user holds, too
 
 
-def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(engine, monkeypatch):
+def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(
+    engine, undo_way, monkeypatch
+):
     # A warning raised once the pass has run, when the pass's loss is
     # computed. (A squared error beyond the float range used to warn there;
     # it is now clamped without a warning, issue 16, so the loss is made to.)
@@ -109,7 +113,7 @@ def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(engine, mon
 
 
 @pytest.mark.parametrize("make", [FTRLClassifier, FTRLRegressor])
-def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine):
+def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine, undo_way):
     X, y, _, _ = load_a9a()
     X, y = X[:400], y[:400]
     original = make(engine=engine).partial_fit(X[:200], y[:200], **(
@@ -127,7 +131,7 @@ def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine):
 
 @pytest.mark.parametrize("batch_size", [1, 8])
 def test_an_error_in_a_later_block_of_a_numpy_pass_leaves_the_model_as_it_was(
-    batch_size, monkeypatch
+    batch_size, undo_way, monkeypatch
 ):
     # The numpy passes read their rows a block at a time (and the per-row
     # pass records the coordinates of each block before learning it): an
@@ -152,3 +156,27 @@ def test_an_error_in_a_later_block_of_a_numpy_pass_leaves_the_model_as_it_was(
     with pytest.raises(RuntimeError, match="later block"):
         model.partial_fit(X[100:2000], y[100:2000])
     assert_same(before, snapshot(model))
+
+
+def test_a_state_with_fewer_features_than_the_pass_has_non_zeros_is_copied_whole():
+    # undo_record keeps the smaller record: a copy of a state of F features
+    # when the rows have at least F non-zeros, else a log of each step. Both
+    # put the state back exactly.
+    import scipy.sparse as sp
+
+    from skftrl._engines import LinearState, StateCopy, UndoLog, new_state, undo_record
+
+    X = sp.csr_matrix(np.eye(6)[:, :5])  # 5 non-zeros in 6 rows
+    for n_features, expected in [(5, StateCopy), (6, UndoLog)]:
+        X_wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(6, n_features))
+        z, n = new_state(2, n_features, np.float64)
+        state = LinearState(z, n, np.zeros(2), np.zeros(2))
+        rows = np.arange(6)
+        record, log = undo_record(state, X_wide, rows)
+        assert type(record) is expected
+        assert log is (None if expected is StateCopy else record)
+        if log is not None:
+            log.record(np.arange(5), z[:, :5].T.copy(), n[:, :5].T.copy())
+        z[:, :5], n[:, :5], state.z_intercept[:] = 1.0, 2.0, 3.0
+        record.restore()
+        assert not z.any() and not n.any() and not state.z_intercept.any()

@@ -29,8 +29,8 @@ The state of a linear model with ``K`` outputs over ``F`` features is a
 :class:`LinearState`: ``z``, ``n`` of shape ``(K, F)`` (float64 or float32,
 computed on in float64; fastest as :func:`new_state` lays them out) and the
 intercepts' ``z_intercept``, ``n_intercept`` of shape ``(K,)`` (float64).
-:class:`UndoLog` records what a pass overwrites, so that the estimator can put
-it back if the call fails.
+:func:`undo_record` makes what puts a state back if the call fails after a
+pass: a :class:`StateCopy`, or an :class:`UndoLog` that the pass records in.
 
 Where things are (each formula once):
 
@@ -125,15 +125,14 @@ class UndoLog:
     step's own). docs/benchmarks.rst compares the ways of recording. The intercepts' arrays (K values)
     are copied whole when the log is made.
 
-    ``rows`` of ``X`` bound the number of records (their non-zeros);
+    ``size``, the number of non-zeros of ``rows`` of ``X``, bounds the number of records;
     :meth:`covers` tells whether a later pass over the same rows changes only
     coordinates this log restores (fit's passes shuffle one array of rows in
     place).
     """
 
-    def __init__(self, state, X, rows):
+    def __init__(self, state, X, rows, size):
         self.state, self.X, self.rows = state, X, rows
-        size = int(np.diff(X.indptr)[rows].sum())
         n_outputs = state.z.shape[0]
         self.columns = np.empty(size, dtype=np.intp)
         self.old = np.empty((size, n_outputs, 2), dtype=np.float64)
@@ -179,6 +178,44 @@ class UndoLog:
             writable.T[columns[first]] = self.old[first, :, index]
         self.state.z_intercept[...], self.state.n_intercept[...] = self.intercepts
 
+
+class StateCopy:
+    """A copy of every array of a state, made before a pass, to put back on
+    failure: the record :func:`undo_record` makes instead of an
+    :class:`UndoLog` when it is no larger. The pass then records nothing."""
+
+    def __init__(self, state, X, rows):
+        self.state, self.X, self.rows = state, X, rows
+        self.copies = [array.copy() for array in state]
+
+    def covers(self, X, rows):
+        return X is self.X and rows is self.rows
+
+    def restore(self):
+        for array, copy in zip(self.state, self.copies):
+            writable = array.view()
+            writable.flags.writeable = True
+            writable[...] = copy
+
+
+def undo_record(state, X, rows, log_type=UndoLog, whole_state=None):
+    """What puts ``state`` back if a call fails after a pass over ``rows`` of
+    ``X``: ``(record, log)``, where ``log`` is what the pass records in as it
+    goes (its ``undo``), or None.
+
+    A :class:`StateCopy` (and no log) when the state has no more features
+    than the rows have non-zeros: the copy is then no larger than a log of
+    ``log_type`` (an :class:`UndoLog` or a subclass), and it is made once
+    before the pass rather than at each step of it. ``whole_state`` True or
+    False chooses instead (tests run both ways).
+    """
+    size = int(np.diff(X.indptr)[rows].sum())
+    if whole_state is None:
+        whole_state = state.z.shape[1] <= size
+    if whole_state:
+        return StateCopy(state, X, rows), None
+    log = log_type(state, X, rows, size)
+    return log, log
 
 class NumpyEngine:
     """The exact per-row pass and the weights in numpy: the reference engine.

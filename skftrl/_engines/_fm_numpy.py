@@ -66,8 +66,8 @@ class FMUndoLog(UndoLog):
     """:class:`~skftrl._engines.UndoLog` plus the factors: each record also
     holds the old ``z`` and ``n`` of the column's factors, shape (K, k)."""
 
-    def __init__(self, state, X, rows):
-        super().__init__(state, X, rows)
+    def __init__(self, state, X, rows, size):
+        super().__init__(state, X, rows, size)
         shape = (len(self.columns), state.z_factors.shape[0], state.z_factors.shape[2])
         self.z_factors = np.empty(shape, dtype=np.float64)
         self.n_factors = np.empty(shape, dtype=np.float64)
