@@ -134,7 +134,8 @@ class UndoLog:
     def __init__(self, state, X, rows, size):
         self.state, self.X, self.rows = state, X, rows
         n_outputs = state.z.shape[0]
-        self.columns = np.empty(size, dtype=np.intp)
+        # Allocated whole by the first record: the compiled pass makes none.
+        self.columns = np.empty(0, dtype=np.intp)
         self.old = np.empty((size, n_outputs, 2), dtype=np.float64)
         self.used = 0
         self.rows_in_record_order = None
@@ -146,6 +147,8 @@ class UndoLog:
     def record(self, columns, z, n):
         """Record the old ``z``, ``n`` (shape (m,) or (m, K)) of ``columns`` (m,)."""
         end = self.used + len(columns)
+        if len(self.columns) < end:
+            self.columns = np.empty(len(self.old), dtype=np.intp)
         self.columns[self.used : end] = columns
         old = self.old[self.used : end]
         old[:, :, 0] = z.reshape(old.shape[:2])

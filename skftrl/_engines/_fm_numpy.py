@@ -68,7 +68,7 @@ class FMUndoLog(UndoLog):
 
     def __init__(self, state, X, rows, size):
         super().__init__(state, X, rows, size)
-        shape = (len(self.columns), state.z_factors.shape[0], state.z_factors.shape[2])
+        shape = (size, state.z_factors.shape[0], state.z_factors.shape[2])
         self.z_factors = np.empty(shape, dtype=np.float64)
         self.n_factors = np.empty(shape, dtype=np.float64)
 
