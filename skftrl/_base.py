@@ -541,8 +541,12 @@ class BaseFTRL(BaseEstimator):
             mean = float(row_losses @ weights / weights.sum())
         if not np.isfinite(mean):
             # Losses near the largest float: their weighted sum overflowed.
-            mean = float(row_losses @ (weights / weights.sum()))
-            mean = min(max(mean, -LARGEST), LARGEST)
+            # Averaged relative to the largest, no partial sum can overflow,
+            # in whatever order the dot product's kernel adds them (a mean of
+            # losses at the largest float can round up past it: clamped).
+            largest_loss = float(np.abs(row_losses).max())
+            relative = float((row_losses / largest_loss) @ weights / weights.sum())
+            mean = min(max(relative * largest_loss, -LARGEST), LARGEST)
         return mean
 
     def _learn(self, X, targets, sample_weight, rows):
