@@ -6,6 +6,10 @@ tests/data/engine_states.npz; tests/test_stored_states.py compares against it
 with ``==``. Regenerate it only for a deliberate change of the numbers, and say
 so in the commit message.
 
+The stored bits are an x86-64 CPU's with AVX2 and no AVX-512: they are
+always computed on its numpy and OpenBLAS loops (tests/avx2_loops.py), on
+which the comparison is exact on any x86-64 CPU with AVX2.
+
 Every case makes several ``partial_fit`` calls with every hyper-parameter given
 explicitly (``fit``'s defaults are not part of what is compared). The cases
 cover every engine and batch size, every loss (multinomial included), both state
@@ -138,13 +142,53 @@ def flat_state(model):
     return np.concatenate([np.ravel(getattr(model, name)).astype(np.float64) for name in STATE])
 
 
+def states(one_at_a_time=False):
+    """{case name: flat state, "dtype/" + case name: the state's dtype} of every
+    case (but numba's without numba); with ``one_at_a_time``, only the numpy
+    cases, their passes preparing one row or batch per block."""
+    import importlib.util
+
+    from skftrl._engines import _numpy_exact
+
+    engines = {"numpy"} if one_at_a_time else {"numpy", "numba"}
+    if importlib.util.find_spec("numba") is None:
+        engines.discard("numba")
+    block = _numpy_exact.BLOCK_NONZEROS
+    if one_at_a_time:
+        _numpy_exact.BLOCK_NONZEROS = 1
+        assert _numpy_exact.rows_per_block(sp.csr_matrix(np.ones((4, 4))), 3) == 3
+    arrays = {}
+    try:
+        for name, settings in cases():
+            if settings["engine"] in engines:
+                model = train(settings)
+                arrays[name] = flat_state(model)
+                arrays[f"dtype/{name}"] = np.array([str(model.z_.dtype), str(model.n_.dtype)])
+    finally:
+        _numpy_exact.BLOCK_NONZEROS = block
+    return arrays
+
+
+def every_state():
+    """:func:`states`, and the numpy cases' one row or batch per block under
+    keys ``one_at_a_time/`` + name: what tests/test_stored_states.py compares."""
+    arrays = states()
+    arrays.update({f"one_at_a_time/{name}": state for name, state in states(True).items()})
+    return arrays
+
+
 def main():
-    arrays = {name: flat_state(train(settings)) for name, settings in cases()}
+    """Write the store, computed on the AVX2 loops."""
+    import avx2_loops
+
+    path = STORE.parent / "engine_states.new.npz"
+    arrays = avx2_loops.arrays("stored_states", "states", path)
+    path.unlink()
+    arrays = {name: state for name, state in arrays.items() if not name.startswith("dtype/")}
     STORE.parent.mkdir(exist_ok=True)
     np.savez_compressed(STORE, **arrays)
     print(f"{len(arrays)} arrays written to {STORE}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     main()

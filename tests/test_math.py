@@ -2,12 +2,18 @@
 function (which the numpy engines call on Python floats and the numba engine
 compiles) and over numpy arrays. The forms must give identical bits; the
 loss records' array and scalar forms agree to rounding. The formulas
-themselves are checked against the paper's in tests/test_reference.py."""
+themselves are checked against the paper's in tests/test_reference.py.
+
+The scalar forms' ``**`` and ``exp`` are the C library's. numpy's are too,
+except on a CPU with AVX-512, where its own vectorized loops can differ in
+the last bit: the array forms are computed on an AVX2 CPU's loops
+(tests/avx2_loops.py)."""
 
 import math
 
 import numpy as np
 import pytest
+import avx2_loops
 from conftest import HAS_NUMBA
 from numpy.testing import assert_allclose
 
@@ -45,26 +51,67 @@ def scalar_forms():
     return forms
 
 
+SMALLEST_N = (0.0, _math.SMALLEST_N_FLOAT32)
+DERIVATIVE_LOSSES = ["log_loss", "squared_error", "huber", "poisson"]
+
+
+def derivative_inputs():
+    """Margins over the range where the losses' exp saturate, and targets."""
+    margins = np.concatenate([np.linspace(-800, 800, 161), np.linspace(-3, 3, 61)])
+    return margins, np.resize([0.0, 1.0, 2.5], len(margins))
+
+
+def array_forms():
+    """The array forms' results, keyed ``hyper index/power/...`` and
+    ``derivative/loss``, and their inputs (``z``, ``n``, ``gradient``), which
+    the tests below give the scalar forms."""
+    z, n, gradient = coordinates()
+    result = {"z": z, "n": n, "gradient": gradient}
+    with np.errstate(over="ignore"):
+        for index, hyper in enumerate(HYPER):
+            for power in POWERS:
+                key = f"{index}/{power}"
+                parameters = Parameters(loss=get_loss("log_loss"), learning_rate_power=power, **hyper)
+                rates = _math.constants(parameters)
+                root_n = _math.rate_root(n, power)
+                weights = _math.weights(z, root_n, rates)
+                result[f"{key}/root_n"], result[f"{key}/weights"] = root_n, weights
+                for smallest_n in SMALLEST_N:
+                    result[f"{key}/{smallest_n}/z"], result[f"{key}/{smallest_n}/n"] = (
+                        _math.update_coordinates(
+                            z.copy(), n.copy(), root_n, weights, gradient, gradient * gradient,
+                            rates, smallest_n,
+                        )
+                    )
+    margins, targets = derivative_inputs()
+    for name in DERIVATIVE_LOSSES:
+        loss = get_loss(name, epsilon=0.3)
+        result[f"derivative/{name}"] = loss.derivative(margins[:, None], targets)[:, 0]
+    return result
+
+
+@pytest.fixture(scope="module")
+def computed(tmp_path_factory):
+    """:func:`array_forms` computed on the AVX2 loops."""
+    return avx2_loops.arrays("test_math", "array_forms", tmp_path_factory.mktemp("forms") / "f.npz")
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered")
 @pytest.mark.parametrize("form", scalar_forms())
 @pytest.mark.parametrize("power", POWERS)
 @pytest.mark.parametrize("hyper", HYPER)
-def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form):
+def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form, computed):
     rate_root_scalar, weight, step = scalar_forms()[form]
-    parameters = Parameters(loss=get_loss("log_loss"), learning_rate_power=power, **hyper)
-    rates = _math.constants(parameters)
+    key = f"{HYPER.index(hyper)}/{power}"
     compiled_power = _math.compiled_power(power)
-    z, n, gradient = coordinates()
-    root_n = _math.rate_root(n, power)
-    weights = _math.weights(z, root_n, rates)
+    z, n, gradient = computed["z"], computed["n"], computed["gradient"]
+    root_n, weights = computed[f"{key}/root_n"], computed[f"{key}/weights"]
     for i in range(len(z)):
         root = rate_root_scalar(n[i], compiled_power)
         assert root == root_n[i]
         assert weight(z[i], root, **hyper) == weights[i]
-    for smallest_n in (0.0, _math.SMALLEST_N_FLOAT32):
-        new_z, new_n = _math.update_coordinates(
-            z.copy(), n.copy(), root_n, weights, gradient, gradient * gradient, rates, smallest_n
-        )
+    for smallest_n in SMALLEST_N:
+        new_z, new_n = computed[f"{key}/{smallest_n}/z"], computed[f"{key}/{smallest_n}/n"]
         for i in range(len(z)):
             expected = step(
                 z[i], n[i], root_n[i], weights[i], gradient[i], gradient[i] ** 2,
@@ -101,13 +148,12 @@ def scalar_derivatives():
 
 
 @pytest.mark.parametrize("form", scalar_derivatives())
-@pytest.mark.parametrize("name", ["log_loss", "squared_error", "huber", "poisson"])
-def test_scalar_loss_derivatives_equal_the_records(name, form):
+@pytest.mark.parametrize("name", DERIVATIVE_LOSSES)
+def test_scalar_loss_derivatives_equal_the_records(name, form, computed):
     scalar_derivative, _ = scalar_derivatives()[form]
     loss = get_loss(name, epsilon=0.3)
-    margins = np.concatenate([np.linspace(-800, 800, 161), np.linspace(-3, 3, 61)])
-    targets = np.resize([0.0, 1.0, 2.5], len(margins))
-    expected = loss.derivative(margins[:, None], targets)[:, 0]
+    margins, targets = derivative_inputs()
+    expected = computed[f"derivative/{name}"]
     got = [scalar_derivative(loss.code, m, t, loss.epsilon) for m, t in zip(margins, targets)]
     assert np.all(np.isfinite(got))
     assert_allclose(got, expected, rtol=1e-15, atol=1e-300)
