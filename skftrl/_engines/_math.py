@@ -17,8 +17,10 @@ and ``min``/``max``: the numpy engines use them for the intercepts (a few
 floats, for which Python arithmetic beats numpy calls), and the numba engine
 compiles these same functions (:mod:`skftrl._engines._numba_exact`). The array
 formulas make the same IEEE operations in the same order (up to negations,
-which round symmetrically), so both give identical bits; tests/test_math.py
-checks it on random and edge-case inputs.
+which round symmetrically), so both give identical bits wherever numpy's
+``power`` and ``exp`` are the C library's; tests/test_math.py checks it on
+random and edge-case inputs. On a CPU with AVX-512, numpy computes them with
+vectorized loops of its own, which can differ in the last bit.
 
 The paper's rate (``learning_rate_power = -0.5``) is passed to the scalar
 formulas as ``None`` (see :func:`compiled_power`): numba then removes the
