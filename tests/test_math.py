@@ -11,14 +11,13 @@ the last bit: the array forms are computed on an AVX2 CPU's loops
 
 import math
 
+import avx2_loops
 import numpy as np
 import pytest
-import avx2_loops
-from conftest import HAS_NUMBA
 from numpy.testing import assert_allclose
 
-from skftrl._engines import Parameters, get_loss
-from skftrl._engines import _losses, _math
+from conftest import HAS_NUMBA
+from skftrl._engines import Parameters, _losses, _math, get_loss
 
 POWERS = [-0.5, -0.3, -1.0, 0.0]
 HYPER = [

@@ -6,11 +6,12 @@ computed on its numpy and OpenBLAS loops (tests/avx2_loops.py): the last bits
 of some results differ on a CPU with AVX-512.
 """
 
+import avx2_loops
 import numpy as np
 import pytest
-import avx2_loops
-from conftest import HAS_NUMBA
 from stored_states import STORE, cases
+
+from conftest import HAS_NUMBA
 
 CASES = [
     pytest.param(
