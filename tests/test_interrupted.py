@@ -19,13 +19,25 @@ LEARNED = ("z_", "n_", "z_intercept_", "n_intercept_")
 
 
 class interrupted_after:
-    """Send KeyboardInterrupt to the main thread after ``seconds``, as Ctrl-C does."""
+    """Send KeyboardInterrupt to the main thread after ``seconds``, as Ctrl-C does.
+
+    Python runs a signal's handler in whatever Python code is running, and
+    when that is a finalizer or a weakref callback (such as a WeakSet's, run
+    as an object is collected), it prints the exception ("Exception ignored
+    in ...") and goes on: the interrupt never reaches the code it was sent
+    to, as happens to a real Ctrl-C. So each interrupt also sends the next,
+    ``AGAIN_AFTER`` seconds later, as a user presses Ctrl-C again, until one
+    gets through; leaving the block stops them.
+    """
+
+    AGAIN_AFTER = 0.25
 
     def __init__(self, seconds):
         self.seconds = seconds
 
     def __enter__(self):
         def interrupt(signum, frame):
+            signal.setitimer(signal.ITIMER_REAL, self.AGAIN_AFTER)
             raise KeyboardInterrupt
 
         self.previous = signal.signal(signal.SIGALRM, interrupt)
