@@ -269,10 +269,19 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
     learning_rate, beta, l1, l2, power = rates
     z_by_feature, n_by_feature = state
     longest_row = _longest_row(indptr, rows)
-    # The rate roots and weights of the row's coordinates and of the
-    # intercepts, computed for the margin and reused by the step.
-    row_root_n = np.empty((longest_row, K))
-    row_weights = np.empty((longest_row, K))
+    # The row's coordinates, gathered: their old z and n (in float64), the
+    # rate roots and weights of the margin, kept for the step, and their new
+    # z and n, scattered back after it. Each output's row is contiguous, so
+    # that the loops computing them, having no sum and no indirect access,
+    # compile to vector instructions (each element's operations are those of
+    # the scalar code, so the bits are the same; docs/benchmarks.rst gives
+    # the measured effect).
+    row_z = np.empty((K, longest_row))
+    row_n = np.empty((K, longest_row))
+    row_root_n = np.empty((K, longest_row))
+    row_weights = np.empty((K, longest_row))
+    new_z = np.empty((K, longest_row))
+    new_n = np.empty((K, longest_row))
     intercept_root_n = np.empty(K)
     intercept_weights = np.empty(K)
     margin = np.empty(K)
@@ -297,30 +306,35 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         row = rows[position]
         start, end = indptr[row], indptr[row + 1]
 
-        # The margin x . w + b; a sum that overflows is recomputed by
-        # _math.rescaled_margin. (Each output's loops use local scalars, which
-        # stay in registers, where array elements would be stored and loaded
-        # again at each non-zero.)
+        # The margin x . w + b, summed in the order of the row; a sum that
+        # overflows is recomputed by _math.rescaled_margin.
+        count = end - start
         for k in range(K):
+            for i in range(count):
+                column = indices[start + i]
+                # A float32 state is computed on in float64, as in the numpy engine.
+                row_z[k, i] = z_by_feature[column, k]
+                row_n[k, i] = n_by_feature[column, k]
+            if undo is not None:
+                for i in range(count):
+                    undo[recorded + i, k, 0] = row_z[k, i]
+                    undo[recorded + i, k, 1] = row_n[k, i]
+            for i in range(count):
+                row_root_n[k, i] = _rate_root(row_n[k, i], power)
+                row_weights[k, i] = _weight(
+                    row_z[k, i], row_root_n[k, i], learning_rate, beta, l1, l2
+                )
             intercept_root_n[k] = _rate_root(n_intercept[k], power)
             intercept_weights[k] = _weight(
                 z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
             )
             total = 0.0
-            for j in range(start, end):
-                column = indices[j]
-                # A float32 state is computed on in float64, as in the numpy engine.
-                root_n = _rate_root(np.float64(n_by_feature[column, k]), power)
-                weight = _weight(
-                    np.float64(z_by_feature[column, k]), root_n, learning_rate, beta, l1, l2
-                )
-                row_root_n[j - start, k] = root_n
-                row_weights[j - start, k] = weight
-                total += data[j] * weight
+            for i in range(count):
+                total += data[start + i] * row_weights[k, i]
             total += intercept_weights[k]
             if not math.isfinite(total):
                 total = _rescaled_margin(
-                    data[start:end], row_weights[: end - start, k], intercept_weights[k]
+                    data[start:end], row_weights[k, :count], intercept_weights[k]
                 )
             margin[k] = total
         if factors is not None:
@@ -345,17 +359,16 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
         # reads only its own state, in any order of outputs and columns.
         for k in range(K):
             row_derivative = derivative[k]
-            for j in range(start, end):
-                column = indices[j]
-                if undo is not None:
-                    undo[recorded + j - start, k, 0] = z_by_feature[column, k]
-                    undo[recorded + j - start, k, 1] = n_by_feature[column, k]
-                gradient = _clip(data[j] * row_derivative, bound)
-                z_by_feature[column, k], n_by_feature[column, k] = _step(
-                    np.float64(z_by_feature[column, k]), np.float64(n_by_feature[column, k]),
-                    row_root_n[j - start, k], row_weights[j - start, k], gradient,
+            for i in range(count):
+                gradient = _clip(data[start + i] * row_derivative, bound)
+                new_z[k, i], new_n[k, i] = _step(
+                    row_z[k, i], row_n[k, i], row_root_n[k, i], row_weights[k, i], gradient,
                     gradient * gradient, learning_rate, power, smallest_n,
                 )
+            for i in range(count):
+                column = indices[start + i]
+                z_by_feature[column, k] = new_z[k, i]
+                n_by_feature[column, k] = new_n[k, i]
         if undo is not None:
             recorded += end - start
         if fit_intercept:
