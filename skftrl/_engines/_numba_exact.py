@@ -349,11 +349,11 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
             )
             total = 0.0
             for i in range(count):
-                total += data[start + i] * row_weights[k, i]
+                total += row_x[i] * row_weights[k, i]
             total += intercept_weights[k]
             if not math.isfinite(total):
                 total = _rescaled_margin(
-                    data[start:end], row_weights[k, :count], intercept_weights[k]
+                    row_x[:count], row_weights[k, :count], intercept_weights[k]
                 )
             margin[k] = total
         if factors is not None:
