@@ -50,7 +50,10 @@ def shipped(name):
 
 
 def environment():
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+    }
 
 
 def seconds(command, cwd, cpu=None):
@@ -82,12 +85,30 @@ def end_to_end(directory, repeats):
         file.write(vw_text * 20)
     runs = {
         "skftrl train (first pass finds classes, width)": skftrl(
-            "train", "a9a20", "--model", "m", "--l1", 1, "--quiet"),
+            "train", "a9a20", "--model", "m", "--l1", 1, "--quiet"
+        ),
         "skftrl train --n-features 123 --classes=-1,1": skftrl(
-            "train", "a9a20", "--model", "m", "--l1", 1, "--quiet", "--n-features", 123,
-            "--classes=-1,1"),
+            "train",
+            "a9a20",
+            "--model",
+            "m",
+            "--l1",
+            1,
+            "--quiet",
+            "--n-features",
+            123,
+            "--classes=-1,1",
+        ),
         "vw --ftrl (python -m vowpalwabbit)": [
-            sys.executable, "-m", "vowpalwabbit", "-d", "a9a20.vw", "-f", "vw.model", *VW_ARGS],
+            sys.executable,
+            "-m",
+            "vowpalwabbit",
+            "-d",
+            "a9a20.vw",
+            "-f",
+            "vw.model",
+            *VW_ARGS,
+        ],
     }
     times = {name: [] for name in runs}
     cpu_times = {name: [] for name in runs}
@@ -96,14 +117,18 @@ def end_to_end(directory, repeats):
             times[name].append(seconds(command, directory, cpu_times[name]))
     name_vw = "vw --ftrl (python -m vowpalwabbit)"
     vw, vw_cpu = statistics.median(times[name_vw]), statistics.median(cpu_times[name_vw])
-    print(f"1. one pass over a9a x 20 ({n_rows:,} rows), the whole command, median of "
-          f"{repeats}; wall time, and CPU time (user + system, which waiting for a "
-          f"shared CPU or disk does not inflate); load average {load()}:")
+    print(
+        f"1. one pass over a9a x 20 ({n_rows:,} rows), the whole command, median of "
+        f"{repeats}; wall time, and CPU time (user + system, which waiting for a "
+        f"shared CPU or disk does not inflate); load average {load()}:"
+    )
     for name, measured in times.items():
         wall, cpu = statistics.median(measured), statistics.median(cpu_times[name])
-        print(f"   {name:<48} wall {wall:6.2f} s {n_rows / wall:>9,.0f} rows/s ratio to VW "
-              f"{vw / wall:.2f} | CPU {cpu:5.2f} s {n_rows / cpu:>9,.0f} rows/s ratio to VW "
-              f"{vw_cpu / cpu:.2f}")
+        print(
+            f"   {name:<48} wall {wall:6.2f} s {n_rows / wall:>9,.0f} rows/s ratio to VW "
+            f"{vw / wall:.2f} | CPU {cpu:5.2f} s {n_rows / cpu:>9,.0f} rows/s ratio to VW "
+            f"{vw_cpu / cpu:.2f}"
+        )
 
 
 IMPORTS = {
@@ -170,8 +195,10 @@ def where_the_time_goes(directory, repeats):
         path = os.path.join(directory, "a9a2-extras")
         with open(path, "wb") as file:
             file.write(text)
-        readers = {"without the compiled parser (load_svmlight_file)": None,
-                   "with the compiled parser": compiled_plain_parser()}
+        readers = {
+            "without the compiled parser (load_svmlight_file)": None,
+            "with the compiled parser": compiled_plain_parser(),
+        }
         extras_cpu = {name: [] for name in readers}
         for _ in range(repeats):
             for name, parser in readers.items():
@@ -181,7 +208,9 @@ def where_the_time_goes(directory, repeats):
                     pass
                 extras_cpu[name].append(time.process_time() - began)
         skftrl._io._compiled_parser = readers["with the compiled parser"]
-        print(f"   the reader on a9a x 2 with comments and exponents ({len(text) / 2**20:.0f} MiB):")
+        print(
+            f"   the reader on a9a x 2 with comments and exponents ({len(text) / 2**20:.0f} MiB):"
+        )
         for name, measured in extras_cpu.items():
             median = statistics.median(measured)
             print(f"     {name:<46} {median:6.2f} s ({len(text) / median / 2**20:,.1f} MiB/s)")
@@ -194,24 +223,29 @@ def where_the_time_goes(directory, repeats):
         for chunk in chunks:
             model.partial_fit(chunk.X, chunk.y, classes=[-1, 1])
         train_cpu.append(time.process_time() - began)
-    print(f"   {'partial_fit, 10,000-row chunks (engine ' + engine_name(model) + ')':<48} "
-          f"{statistics.median(train_cpu):6.2f} s")
+    print(
+        f"   {'partial_fit, 10,000-row chunks (engine ' + engine_name(model) + ')':<48} "
+        f"{statistics.median(train_cpu):6.2f} s"
+    )
 
 
 def startup(directory):
     cpu, bare_cpu = [], []
     measured = [seconds(skftrl("--version"), directory, cpu) for _ in range(5)]
     bare = [seconds([sys.executable, "-c", "pass"], directory, bare_cpu) for _ in range(5)]
-    print(f"2. skftrl --version: wall {statistics.median(measured):.3f} s, CPU "
-          f"{statistics.median(cpu):.3f} s (python -c pass: wall {statistics.median(bare):.3f} s, "
-          f"CPU {statistics.median(bare_cpu):.3f} s), median of 5")
+    print(
+        f"2. skftrl --version: wall {statistics.median(measured):.3f} s, CPU "
+        f"{statistics.median(cpu):.3f} s (python -c pass: wall {statistics.median(bare):.3f} s, "
+        f"CPU {statistics.median(bare_cpu):.3f} s), median of 5"
+    )
 
 
 def previous_reader(commit, directory):
     """skftrl/_io.py at ``commit``, imported as a module, or None."""
     try:
-        source = subprocess.run(["git", "show", f"{commit}:skftrl/_io.py"], cwd=ROOT,
-                                check=True, capture_output=True).stdout
+        source = subprocess.run(
+            ["git", "show", f"{commit}:skftrl/_io.py"], cwd=ROOT, check=True, capture_output=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
     path = os.path.join(directory, "previous_io.py")
@@ -233,14 +267,21 @@ def csv_speed(directory, commit, repeats):
     with open(path, "wb") as file:
         file.write(header + b"\n" + body * 20)
     n_rows = body.count(b"\n") * 20
-    kinds = {name: "numeric" if name in ("temp", "atemp", "hum", "windspeed") else "categorical"
-             for name in header.decode().split(",") if name != "cnt"}
+    kinds = {
+        name: "numeric" if name in ("temp", "atemp", "hum", "windspeed") else "categorical"
+        for name in header.decode().split(",")
+        if name != "cnt"
+    }
     layout = CsvLayout("cnt", kinds, True, 20)
     readers = {"now": lambda: list(read_csv(path, layout, 10_000))}
     previous = previous_reader(commit, directory)
     if previous is not None:
-        old_layout = {"label_column": "cnt", "kinds": kinds, "numeric_labels": True,
-                      "hash_bits": 20}
+        old_layout = {
+            "label_column": "cnt",
+            "kinds": kinds,
+            "numeric_labels": True,
+            "hash_bits": 20,
+        }
         readers[f"previous ({commit})"] = lambda: list(previous.read_csv(path, old_layout, 10_000))
     times = {name: [] for name in readers}
     results = {}
@@ -249,7 +290,9 @@ def csv_speed(directory, commit, repeats):
             began = time.perf_counter()
             results[name] = read()
             times[name].append(time.perf_counter() - began)
-    print(f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), median of {repeats}:")
+    print(
+        f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), median of {repeats}:"
+    )
     for name, measured in times.items():
         print(f"   {name:<20} {n_rows / statistics.median(measured):>10,.0f} rows/s")
     if previous is None:
@@ -276,7 +319,11 @@ def memory(directory):
                 file.write(b"".join(lines[i] for i in picks[start : start + 100_000]))
         result = subprocess.run(
             ["/usr/bin/time", "-v", *skftrl("train", path, "--model", "m", "--quiet")],
-            capture_output=True, text=True, check=True, cwd=directory, env=environment(),
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=directory,
+            env=environment(),
         )
         peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr)[1])
         size = os.path.getsize(path) / 2**20
@@ -286,7 +333,9 @@ def memory(directory):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--previous", default="edf8ee9", help="git commit of the previous CSV reader")
+    parser.add_argument(
+        "--previous", default="edf8ee9", help="git commit of the previous CSV reader"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         end_to_end(directory, args.repeats)

@@ -223,8 +223,10 @@ def diagnose(name, ds):
             kept = by_hand.partial_fit(X_validation, y_validation)
             then_held_out = held_out_loss(kept, ds)
     one_pass_90 = held_out_loss(
-        FTRLClassifier().partial_fit(ds.X_train[np.sort(rows)], ds.y_train[np.sort(rows)],
-                                     classes=classes), ds
+        FTRLClassifier().partial_fit(
+            ds.X_train[np.sort(rows)], ds.y_train[np.sort(rows)], classes=classes
+        ),
+        ds,
     )
     per_pass = test_losses[3::4]
     oracle = int(np.argmin(per_pass))
@@ -306,7 +308,10 @@ def curve(name, ds, passes):
         losses = []
         for n_passes in range(1, passes + 1):
             model.set_params(
-                max_iter=1, tol=None, early_stopping=False, warm_start=n_passes > 1,
+                max_iter=1,
+                tol=None,
+                early_stopping=False,
+                warm_start=n_passes > 1,
                 random_state=n_passes,
             )
             model.fit(ds.X_train, ds.y_train)
@@ -375,13 +380,13 @@ def main():
             "\nHeld-out log loss, FTRLClassifier defaults, random_state=0; in brackets "
             "the passes\nover the 90% of the rows early stopping learns, and the "
             "difference from the target:\nthe better of one pass and the batch "
-            "optimum. Only the columns \"then the held-out rows\",\n\"refit\" "
-            "and \"best pass over all rows\" learn all the rows.\n"
+            'optimum. Only the columns "then the held-out rows",\n"refit" '
+            'and "best pass over all rows" learn all the rows.\n'
         )
         print(
             "| data | target | one pass over the 90% | early_stopping=True | "
             "best pass on the test rows | scored every 1/4 pass | True, then the "
-            "held-out rows once | \"refit\" | \"refit\" at the lowest | best pass over all rows on the test "
+            'held-out rows once | "refit" | "refit" at the lowest | best pass over all rows on the test '
             "rows | best batch LR on the 90% |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -394,10 +399,7 @@ def main():
             "GridSearchCV on the training rows;\nthe target is the better of "
             "one pass and the batch optimum.\n"
         )
-        print(
-            "| data | target | early_stopping=True, tuned l2 | batch LR, C tuned "
-            "the same way |"
-        )
+        print("| data | target | early_stopping=True, tuned l2 | batch LR, C tuned the same way |")
         print("|---|---|---|---|")
         for name, ds, _ in datasets:
             one_pass = FTRLClassifier().partial_fit(ds.X_train, ds.y_train, classes=[0, 1])

@@ -41,7 +41,9 @@ CLASSES = np.array([0, 1])
 
 def timed_partial_fit(model, X, y, chunk_size):
     """Seconds spent in partial_fit over X in consecutive chunks (sliced beforehand)."""
-    chunks = [(X[i : i + chunk_size], y[i : i + chunk_size]) for i in range(0, X.shape[0], chunk_size)]
+    chunks = [
+        (X[i : i + chunk_size], y[i : i + chunk_size]) for i in range(0, X.shape[0], chunk_size)
+    ]
     seconds = 0.0
     for X_chunk, y_chunk in chunks:
         began = time.perf_counter()
@@ -53,8 +55,15 @@ def timed_partial_fit(model, X, y, chunk_size):
 def river_rows(X, y):
     """Each row as river's dict {column: value}, made before any timing."""
     return [
-        (dict(zip(X.indices[X.indptr[i] : X.indptr[i + 1]].tolist(),
-                  X.data[X.indptr[i] : X.indptr[i + 1]].tolist())), bool(y[i]))
+        (
+            dict(
+                zip(
+                    X.indices[X.indptr[i] : X.indptr[i + 1]].tolist(),
+                    X.data[X.indptr[i] : X.indptr[i + 1]].tolist(),
+                )
+            ),
+            bool(y[i]),
+        )
         for i in range(X.shape[0])
     ]
 
@@ -91,11 +100,14 @@ def main():
     learners = {
         "linear FTRL numba": lambda: FTRLClassifier(engine="numba"),
         f"FM numba k={args.k}": lambda: FMClassifier(
-            engine="numba", n_components=args.k, random_state=0),
+            engine="numba", n_components=args.k, random_state=0
+        ),
         f"FM numpy k={args.k}": lambda: FMClassifier(
-            engine="numpy", n_components=args.k, random_state=0),
+            engine="numpy", n_components=args.k, random_state=0
+        ),
         f"FM numpy batch={args.batch_size} k={args.k}": lambda: FMClassifier(
-            engine="numpy", batch_size=args.batch_size, n_components=args.k, random_state=0),
+            engine="numpy", batch_size=args.batch_size, n_components=args.k, random_state=0
+        ),
     }
     # Compile (or load the compiled code) before timing.
     for make in learners.values():
@@ -103,7 +115,9 @@ def main():
     rows_of = {label: X_train.shape[0] for label in learners}
     rows_of[f"FM numpy k={args.k}"] = min(args.numpy_rows, X_train.shape[0])
     rows_of["river facto.FMClassifier"] = min(args.river_rows, X_train.shape[0])
-    river_data = river_rows(X_train[: rows_of["river facto.FMClassifier"]], y_train) if facto else None
+    river_data = (
+        river_rows(X_train[: rows_of["river facto.FMClassifier"]], y_train) if facto else None
+    )
 
     speeds = {label: [] for label in rows_of}
     losses = {}
@@ -117,26 +131,40 @@ def main():
         if facto is not None:
             model, seconds = timed_river(river_data, args.k)
             speeds["river facto.FMClassifier"].append(len(river_data) / seconds)
-            probabilities = [model.predict_proba_one(dict(zip(
-                X_test.indices[X_test.indptr[i] : X_test.indptr[i + 1]].tolist(),
-                X_test.data[X_test.indptr[i] : X_test.indptr[i + 1]].tolist()))).get(True, 0.0)
-                for i in range(min(X_test.shape[0], 5000))]
+            probabilities = [
+                model.predict_proba_one(
+                    dict(
+                        zip(
+                            X_test.indices[X_test.indptr[i] : X_test.indptr[i + 1]].tolist(),
+                            X_test.data[X_test.indptr[i] : X_test.indptr[i + 1]].tolist(),
+                        )
+                    )
+                ).get(True, 0.0)
+                for i in range(min(X_test.shape[0], 5000))
+            ]
             losses["river facto.FMClassifier"] = log_loss(
-                y_test[: len(probabilities)], np.clip(probabilities, 1e-15, 1 - 1e-15))
+                y_test[: len(probabilities)], np.clip(probabilities, 1e-15, 1 - 1e-15)
+            )
 
     median = {label: statistics.median(values) for label, values in speeds.items() if values}
     linear, fm = median["linear FTRL numba"], median[f"FM numba k={args.k}"]
     river = median.get("river facto.FMClassifier")
-    print(f"{'learner':28s} {'rows':>9s} {'rows/s':>11s} {'x linear numba':>15s} "
-          f"{'x river':>9s} {'held-out log loss':>18s}")
+    print(
+        f"{'learner':28s} {'rows':>9s} {'rows/s':>11s} {'x linear numba':>15s} "
+        f"{'x river':>9s} {'held-out log loss':>18s}"
+    )
     for label, speed in median.items():
         versus_river = f"{speed / river:9.1f}" if river else f"{'-':>9s}"
-        print(f"{label:28s} {rows_of[label]:9,d} {speed:11,.0f} {speed / linear:15.3f} "
-              f"{versus_river} {losses[label]:18.4f}")
+        print(
+            f"{label:28s} {rows_of[label]:9,d} {speed:11,.0f} {speed / linear:15.3f} "
+            f"{versus_river} {losses[label]:18.4f}"
+        )
     print(f"\nFM numba k={args.k} / linear numba: {fm / linear:.3f} (target >= 0.1)")
     batch = median[f"FM numpy batch={args.batch_size} k={args.k}"]
-    print(f"FM numpy batch={args.batch_size} / FM numpy per row: "
-          f"{batch / median[f'FM numpy k={args.k}']:.1f}")
+    print(
+        f"FM numpy batch={args.batch_size} / FM numpy per row: "
+        f"{batch / median[f'FM numpy k={args.k}']:.1f}"
+    )
     if river:
         print(f"FM numba k={args.k} / river facto.FMClassifier: {fm / river:.1f} (target >= 30)")
 

@@ -323,9 +323,7 @@ def run_river(ds, args):
     note = capped(n_train, len(ds.y_train), "train")
     if n_test < len(ds.y_test):
         note += f", first {n_test:,} test rows"
-    return make_row(
-        "river FTRLProximal", speed, ds.y_test[:n_test], proba, nnz, peak, note
-    )
+    return make_row("river FTRLProximal", speed, ds.y_test[:n_test], proba, nnz, peak, note)
 
 
 def vw_lines(X, y=None):
@@ -487,9 +485,7 @@ def bench_dataset(ds, args, wanted):
         ours = {"auto": ("skftrl defaults", model)}
     repeats = max(args.repeats, PREDICT_REPEATS)
     labelled = list(ours.values())
-    *speeds, (sgd_speed, _) = predict_speeds(
-        [m for _, m in labelled] + [sgd], ds.X_test, repeats
-    )
+    *speeds, (sgd_speed, _) = predict_speeds([m for _, m in labelled] + [sgd], ds.X_test, repeats)
     for (label, _), (speed, first_speed) in zip(labelled, speeds):
         print(
             f"  predict_proba on the test CSR, median of {repeats} alternating runs: "
@@ -540,13 +536,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="a9a,w8a,synthetic")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--chunk-size", type=int, default=10_000, help="partial_fit rows"
-    )
+    parser.add_argument("--chunk-size", type=int, default=10_000, help="partial_fit rows")
     parser.add_argument("--peer-rows", type=int, default=50_000, help="for river, VW")
-    parser.add_argument(
-        "--learners", default="", help="label substrings, comma-separated"
-    )
+    parser.add_argument("--learners", default="", help="label substrings, comma-separated")
     parser.add_argument("--synthetic-rows", type=int, default=1_000_000)
     parser.add_argument("--synthetic-features-log2", type=int, default=20)
     default_data = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -561,9 +553,7 @@ def main():
     patterns = [p.strip().lower() for p in args.learners.split(",") if p.strip()]
     unknown = set(datasets) - {"a9a", "w8a", "synthetic"}
     if unknown:
-        parser.error(
-            f"unknown datasets {sorted(unknown)}: choose among a9a, w8a, synthetic"
-        )
+        parser.error(f"unknown datasets {sorted(unknown)}: choose among a9a, w8a, synthetic")
 
     def wanted(label):
         return not patterns or any(p in label.lower() for p in patterns)

@@ -68,37 +68,51 @@ def main():
     parser.add_argument("after")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--datasets", default="a9a,w8a,synthetic")
-    parser.add_argument("--learners", default=",".join(LEARNERS),
-                        help="comma-separated labels of LEARNERS to time")
+    parser.add_argument(
+        "--learners", default=",".join(LEARNERS), help="comma-separated labels of LEARNERS to time"
+    )
     parser.add_argument("--chunk-size", type=int, default=10_000)
     parser.add_argument("--synthetic-rows", type=int, default=300_000)
     parser.add_argument("--synthetic-features-log2", type=int, default=20)
-    parser.add_argument("--numpy-rows", type=int, default=30_000, help="rows of the per-row numpy pass")
-    parser.add_argument("--data-dir", type=Path, default=Path(__file__).parents[2] / "shared" / "data")
+    parser.add_argument(
+        "--numpy-rows", type=int, default=30_000, help="rows of the per-row numpy pass"
+    )
+    parser.add_argument(
+        "--data-dir", type=Path, default=Path(__file__).parents[2] / "shared" / "data"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         packages = {
             "before": export(args.before, Path(directory)),
             "after": export(args.after, Path(directory)),
         }
-        print(f"before = {args.before}, after = {args.after}; median of {args.repeats} repeats taking turns")
+        print(
+            f"before = {args.before}, after = {args.after}; median of {args.repeats} repeats taking turns"
+        )
         for name in args.datasets.split(","):
             ds = load_dataset(name, args)
             classes = np.unique(ds.y_train)
             chunks = chunked(ds.X_train, ds.y_train, args.chunk_size)
             print(f"\n{name}: {ds.X_train.shape[0]:,} rows, {ds.X_train.shape[1]:,} columns")
-            print(f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} {'after/before':>13} "
-                  f"{'before/SGD':>11} {'after/SGD':>10}")
+            print(
+                f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} {'after/before':>13} "
+                f"{'before/SGD':>11} {'after/SGD':>10}"
+            )
             sgd = lambda: SGDClassifier(loss="log_loss")  # noqa: E731
             for label in args.learners.split(","):
                 params = LEARNERS[label]
                 rows = chunks
                 if label == "numpy b=1":  # about 40,000 rows/s: a part of the rows
-                    rows = chunked(ds.X_train[: args.numpy_rows], ds.y_train[: args.numpy_rows],
-                                   args.chunk_size)
+                    rows = chunked(
+                        ds.X_train[: args.numpy_rows],
+                        ds.y_train[: args.numpy_rows],
+                        args.chunk_size,
+                    )
                 n_rows = sum(X.shape[0] for X, _ in rows)
-                makes = {side: (lambda p=package: p.FTRLClassifier(**FTRL, **params))
-                         for side, package in packages.items()}
+                makes = {
+                    side: (lambda p=package: p.FTRLClassifier(**FTRL, **params))
+                    for side, package in packages.items()
+                }
                 for make in makes.values():  # compilation and caches, untimed
                     one_pass(make, [(X[:16], y[:16]) for X, y in rows[:1]], classes)
                 times = {"before": [], "after": [], "sgd": []}
@@ -108,8 +122,10 @@ def main():
                     times["sgd"].append(one_pass(sgd, rows, classes)[0])
                 speed = {side: n_rows / statistics.median(t) for side, t in times.items()}
                 paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
-                print(f"  {label:16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
-                      f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}")
+                print(
+                    f"  {label:16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
+                    f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}"
+                )
             # predict_proba with the kept weights, against SGDClassifier's.
             fitted = {side: one_pass(makes[side], chunks[:3], classes)[1] for side in makes}
             reference = one_pass(sgd, chunks[:3], classes)[1]
@@ -121,8 +137,10 @@ def main():
                     times[side].append(time.perf_counter() - start)
             speed = {side: ds.X_test.shape[0] / statistics.median(t) for side, t in times.items()}
             paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
-            print(f"  {'predict_proba':16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
-                  f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}")
+            print(
+                f"  {'predict_proba':16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
+                f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,9 @@ def clicks(n_rows, seed, cardinalities=(100, 200, 30, 500, 10, 50, 1000, 20)):
     main = [truth.normal(0.0, 0.4, size=c) for c in cardinalities]
     # Two interactions, field 0 x field 1 and field 2 x field 3, of rank 2.
     pairs = [(0, 1), (2, 3)]
-    factors = {f: truth.normal(0.0, 0.8, size=(cardinalities[f], 2)) for pair in pairs for f in pair}
+    factors = {
+        f: truth.normal(0.0, 0.8, size=(cardinalities[f], 2)) for pair in pairs for f in pair
+    }
     rng = np.random.default_rng(seed)
     # Skewed category frequencies, as in ad logs.
     fields = [
@@ -100,15 +102,19 @@ def main():
     parser.add_argument("--rows", type=int, default=20_000)
     args = parser.parse_args()
     for name, task, X, y, X_test, y_test in datasets(args.rows):
-        print(f"\n{name}: {X.shape[0]:,} training rows, {X_test.shape[0]:,} held out, "
-              f"{X.shape[1]:,} columns; {args.passes} passes")
+        print(
+            f"\n{name}: {X.shape[0]:,} training rows, {X_test.shape[0]:,} held out, "
+            f"{X.shape[1]:,} columns; {args.passes} passes"
+        )
         for label, params in VARIANTS:
             if task == "regression":
-                model = FTRLRegressor() if params is None else FMRegressor(
-                    random_state=0, **params)
+                model = (
+                    FTRLRegressor() if params is None else FMRegressor(random_state=0, **params)
+                )
             else:
-                model = FTRLClassifier() if params is None else FMClassifier(
-                    random_state=0, **params)
+                model = (
+                    FTRLClassifier() if params is None else FMClassifier(random_state=0, **params)
+                )
             start = time.perf_counter()
             curve = []
             for _ in range(args.passes):

@@ -71,7 +71,10 @@ X_click, y_click = click_stream(20_000)
 datasets = {
     "a9a": (X_a9a, (y_a9a > 0) * 1, X_a9a_test, (y_a9a_test > 0) * 1),
     "hashed click stream": (
-        X_click[:12_000], y_click[:12_000], X_click[12_000:], y_click[12_000:]
+        X_click[:12_000],
+        y_click[:12_000],
+        X_click[12_000:],
+        y_click[12_000:],
     ),
 }
 

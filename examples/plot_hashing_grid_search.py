@@ -51,18 +51,14 @@ def to_records(X, crosses=True):
     for seq in sequences:
         fields = [f"pos{i}={base}" for i, base in enumerate(seq, start=1)]
         if crosses:
-            fields += [
-                f"pos{i},pos{i + 1}={seq[i - 1]}{seq[i]}" for i in range(1, len(seq))
-            ]
+            fields += [f"pos{i},pos{i + 1}={seq[i - 1]}{seq[i]}" for i in range(1, len(seq))]
         records.append(fields)
     return records
 
 
 records_train, records_test = to_records(X_train), to_records(X_test)
 n_distinct = len({string for record in records_train for string in record})
-print(
-    f"{len(records_train[0])} strings per record, {n_distinct} distinct ones; for example:"
-)
+print(f"{len(records_train[0])} strings per record, {n_distinct} distinct ones; for example:")
 print(records_train[0][29:32], records_train[0][89:91])
 
 # %%

@@ -49,18 +49,14 @@ for start in range(0, X_train.shape[0], chunk_size):
     for name, model in models.items():
         if start > 0:  # the first chunk meets an untrained model: not scored
             proba = model.predict_proba(X_chunk)
-            chunk_losses[name].append(
-                log_loss(y_chunk, proba, labels=classes, normalize=False)
-            )
+            chunk_losses[name].append(log_loss(y_chunk, proba, labels=classes, normalize=False))
         model.partial_fit(X_chunk, y_chunk, classes=classes)
     if start > 0:
         chunk_ends.append(start + X_chunk.shape[0])
 
 # Running mean: the progressive validation loss over all rows scored so far.
 rows_scored = np.array(chunk_ends) - chunk_size
-running = {
-    name: np.cumsum(losses) / rows_scored for name, losses in chunk_losses.items()
-}
+running = {name: np.cumsum(losses) / rows_scored for name, losses in chunk_losses.items()}
 
 # %%
 # Finer still: every row scored before it is learned
@@ -72,12 +68,8 @@ running = {
 # prints. The first call is left out, as above, so that both curves average
 # the same rows.
 ftrl = models["FTRLClassifier(l1=1)"]
-call_rows = np.diff(
-    np.append(np.arange(0, X_train.shape[0], chunk_size), X_train.shape[0])
-)
-row_by_row = np.cumsum(np.array(ftrl.loss_curve_[1:]) * call_rows[1:]) / np.cumsum(
-    call_rows[1:]
-)
+call_rows = np.diff(np.append(np.arange(0, X_train.shape[0], chunk_size), X_train.shape[0]))
+row_by_row = np.cumsum(np.array(ftrl.loss_curve_[1:]) * call_rows[1:]) / np.cumsum(call_rows[1:])
 
 # %%
 # A reference: the best a linear model can do on a9a, fitted in batch with

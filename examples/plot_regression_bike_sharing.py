@@ -37,9 +37,7 @@ from skftrl.datasets import load_bike_sharing
 
 bikes = load_bike_sharing(as_frame=True)
 X = bikes.data.assign(
-    hr_workingday=bikes.data["hr"].astype(str)
-    + "_"
-    + bikes.data["workingday"].astype(str)
+    hr_workingday=bikes.data["hr"].astype(str) + "_" + bikes.data["workingday"].astype(str)
 )
 y = bikes.target.to_numpy(dtype=float)
 categorical = bikes.categorical_features + ["hr_workingday"]
@@ -106,9 +104,7 @@ limit = max(y_test.max(), max(p.max() for p in predictions.values()))
 for ax, (name, y_pred) in zip(axes, predictions.items()):
     s = scores(y_pred)
     ax.scatter(y_test, y_pred, s=3, alpha=0.25)
-    ax.plot(
-        [0, limit], [0, limit], color="black", linewidth=1, label="perfect prediction"
-    )
+    ax.plot([0, limit], [0, limit], color="black", linewidth=1, label="perfect prediction")
     ax.axhline(0, color="gray", linewidth=0.8, linestyle=":")
     ax.set_title(f'loss="{name}"\nMAE {s["MAE"]:.1f}, R2 {s["R2"]:.3f}')
     ax.set_xlabel("actual rentals in the hour")
@@ -132,13 +128,9 @@ fig, ax = plt.subplots(figsize=(12, 4))
 ax.plot(y_test[week], color="black", linewidth=2, label="actual")
 for name, y_pred in predictions.items():
     ax.plot(y_pred[week], linewidth=1.2, label=f'loss="{name}"')
-ax.set_xticks(
-    range(0, 7 * 24 + 1, 24), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", ""]
-)
+ax.set_xticks(range(0, 7 * 24 + 1, 24), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun", ""])
 ax.set_ylabel("rentals in the hour")
-ax.set_ylim(
-    top=1.2 * max(y_test[week].max(), *(p[week].max() for p in predictions.values()))
-)
+ax.set_ylim(top=1.2 * max(y_test[week].max(), *(p[week].max() for p in predictions.values())))
 ax.set_title("Hourly rentals and predictions over one test week")
 ax.legend(ncol=4, loc="upper left")
 ax.grid(True, alpha=0.3)

@@ -82,9 +82,7 @@ print(f"non-zero weights: {curve['nonzero'][-1]} of {model.coef_.size}")
 fig, (ax_loss, ax_nonzero) = plt.subplots(
     2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[2, 1]
 )
-ax_loss.plot(
-    curve["rows"], curve["progressive"], label="progressive validation (running mean)"
-)
+ax_loss.plot(curve["rows"], curve["progressive"], label="progressive validation (running mean)")
 ax_loss.plot(curve["rows"], curve["held_out"], label="held-out a9a.t, after each chunk")
 ax_loss.set_ylabel("log loss")
 ax_loss.set_title("Streaming a9a.gz through partial_fit, 1,000 lines at a time")

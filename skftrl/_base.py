@@ -436,9 +436,7 @@ class BaseFTRL(BaseEstimator):
             return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
-        return _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True
-        )
+        return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
     # -------------------------------------------------------------- training
     def _validate_params_if_changed(self):

@@ -83,7 +83,9 @@ class Progress:
     pass instead.
     """
 
-    KNOWN_TOTAL = "{desc} | {rate_fmt} | {percentage:.0f}% ETA {remaining} | {n_fmt}/{total_fmt} {bar}"
+    KNOWN_TOTAL = (
+        "{desc} | {rate_fmt} | {percentage:.0f}% ETA {remaining} | {n_fmt}/{total_fmt} {bar}"
+    )
     UNKNOWN_TOTAL = "{desc} | {rate_fmt} | {n_fmt} rows {elapsed}"
 
     def __init__(self, enabled):
@@ -234,7 +236,9 @@ def load_model(path):
             untrusted = set(sio.get_untrusted_types(file=path)) - set(trusted)
             if untrusted:
                 raise DataError(
-                    path, None, f"the skops file holds types that are not skftrl's: {sorted(untrusted)}"
+                    path,
+                    None,
+                    f"the skops file holds types that are not skftrl's: {sorted(untrusted)}",
                 )
             model = sio.load(path, trusted=trusted)
         else:
@@ -259,7 +263,9 @@ def load_model(path):
     try:
         check_is_fitted(model)
     except NotFittedError:
-        raise DataError(path, None, f"the {type(model).__name__} in this file is not fitted") from None
+        raise DataError(
+            path, None, f"the {type(model).__name__} in this file is not fitted"
+        ) from None
     return model
 
 
@@ -327,8 +333,13 @@ def chunk_reader(spec, chunk_size, names=None, on_first_chunk=None, find_kinds=N
 
         def read(path, labels=True):
             return read_csv(
-                path, csv_layout(spec), chunk_size, "required" if labels else "ignored", names,
-                on_first_chunk, find_kinds,
+                path,
+                csv_layout(spec),
+                chunk_size,
+                "required" if labels else "ignored",
+                names,
+                on_first_chunk,
+                find_kinds,
             )
 
     return read
@@ -554,11 +565,19 @@ def known_input(args, data_kind, initial):
             raise UsageError(f"LIBSVM labels are numbers: --classes {args.classes}")
         spec = None
         if args.hash_bits is not None:
-            spec = {"format": "libsvm", "n_features": 2**args.hash_bits, "zero_based": True,
-                    "hash_bits": args.hash_bits}
+            spec = {
+                "format": "libsvm",
+                "n_features": 2**args.hash_bits,
+                "zero_based": True,
+                "hash_bits": args.hash_bits,
+            }
         elif args.n_features is not None:
-            spec = {"format": "libsvm", "n_features": args.n_features,
-                    "zero_based": args.zero_based, "hash_bits": None}
+            spec = {
+                "format": "libsvm",
+                "n_features": args.n_features,
+                "zero_based": args.zero_based,
+                "hash_bits": None,
+            }
         return spec, classes
     # CSV: the column kinds come from the first chunk when nothing else needs a scan.
     spec = {
@@ -594,8 +613,10 @@ def csv_columns_of(args):
             absent = [name for name in names if name not in header]
             if absent:
                 raise DataError(
-                    path, 1, f"{option}: no column {', '.join(map(repr, absent))} in the header "
-                    f"(the columns are: {', '.join(header)})"
+                    path,
+                    1,
+                    f"{option}: no column {', '.join(map(repr, absent))} in the header "
+                    f"(the columns are: {', '.join(header)})",
                 )
         if args.weight_column is not None and args.weight_column == args.label_column:
             raise UsageError("--weight-column is the label column")
@@ -615,8 +636,13 @@ def scan_csv_input(args, spec, classify, progress):
         progress.update(f"scanning {name}", rows)
 
     scan = scan_csv(
-        args.data, args.label_column, args.chunk_size, classify,
-        lambda header: columns_of(header, args.data), categorical, show,
+        args.data,
+        args.label_column,
+        args.chunk_size,
+        classify,
+        lambda header: columns_of(header, args.data),
+        categorical,
+        show,
     )
     spec["kinds"] = scan.kinds
     spec["ignored"] = ignored_columns(scan.header, spec)
@@ -660,8 +686,12 @@ def scan_libsvm_input(args, spec, classes, classify, progress, cache):
 
     scan = scan_libsvm(args.data, args.chunk_size, classify and classes is None, show, cache)
     if spec is None:
-        spec = {"format": "libsvm", "n_features": scan.n_features,
-                "zero_based": scan.zero_based or args.zero_based, "hash_bits": None}
+        spec = {
+            "format": "libsvm",
+            "n_features": scan.n_features,
+            "zero_based": scan.zero_based or args.zero_based,
+            "hash_bits": None,
+        }
     elif spec.get("hash_bits") is None and scan.largest_index >= 0:
         offset = 0 if spec["zero_based"] else 1
         if scan.largest_index + 1 - offset > spec["n_features"]:
@@ -851,7 +881,8 @@ class Holdout:
         self.row = 0
         if not self.n_held_out:
             raise DataError(
-                self.path, None,
+                self.path,
+                None,
                 f"--holdout-period {self.period} holds out no row: the file has {n_rows:,} "
                 f"data row{'s' if n_rows != 1 else ''}, fewer than {self.period}",
             )
@@ -954,7 +985,9 @@ class Training:
         if args.data != "-" and not os.path.exists(args.data):
             raise DataError(args.data, None, "No such file or directory")
         if args.test is not None and args.test != "-" and not os.path.exists(args.test):
-            raise DataError(args.test, None, "No such file or directory")  # now, not after training
+            raise DataError(
+                args.test, None, "No such file or directory"
+            )  # now, not after training
         if not regular and args.passes > 1 and args.no_cache:
             raise UsageError(f"{args.data} cannot be read twice: --passes > 1 needs the cache")
         spec, classes = known_input(args, data_kind, initial)
@@ -989,7 +1022,8 @@ class Training:
             if n_rows is not None:
                 self.report(
                     f"scanned {args.data} in {time.perf_counter() - began:.1f} s: {n_rows:,} "
-                    "rows; " + describe_input(spec)
+                    "rows; "
+                    + describe_input(spec)
                     + (f"; classes {' '.join(map(format_label, classes))}" if classify else "")
                 )
             if spec["format"] == "libsvm" and initial is None:
@@ -1089,7 +1123,11 @@ class Training:
                 rows += chunk.n_rows
                 total_rows += chunk.n_rows
                 # The chunk's mean loss, each row scored before it was learned.
-                weight = chunk.n_rows if chunk.sample_weight is None else float(chunk.sample_weight.sum())
+                weight = (
+                    chunk.n_rows
+                    if chunk.sample_weight is None
+                    else float(chunk.sample_weight.sum())
+                )
                 loss_sum += estimator.loss_curve_[-1] * weight
                 weight_sum += weight
                 loss = loss_sum / weight_sum if weight_sum else 0.0
@@ -1106,9 +1144,7 @@ class Training:
                 self.report(line)
                 continue
             held_loss, best, stop = holdout.end_pass(estimator, number, read)
-            self.report(
-                f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}"
-            )
+            self.report(f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}")
             if stop:
                 break
         seconds = time.perf_counter() - began
@@ -1117,8 +1153,12 @@ class Training:
             self.report(
                 f"kept the model of pass {holdout.best_pass} of {len(holdout.losses)} "
                 f"(held-out {loss_name} {kept:.6f})"
-                + (f"; stopped: no improvement of {estimator.tol:g} for "
-                   f"{estimator.n_iter_no_change} passes" if holdout.stopped else "")
+                + (
+                    f"; stopped: no improvement of {estimator.tol:g} for "
+                    f"{estimator.n_iter_no_change} passes"
+                    if holdout.stopped
+                    else ""
+                )
             )
         coef = estimator.coef_
         self.report(
@@ -1149,14 +1189,23 @@ class Training:
         estimator.input_spec_ = spec
         estimator.hashed_feature_names_ = None if names is None else names.by_index
         log = list(getattr(initial, "training_log_", None) or [])
-        entry = {"file": args.data, "rows": rows, "passes": args.passes,
-                 "chunk_size": args.chunk_size, "skftrl_version": __version__}
+        entry = {
+            "file": args.data,
+            "rows": rows,
+            "passes": args.passes,
+            "chunk_size": args.chunk_size,
+            "skftrl_version": __version__,
+        }
         holdout = self.holdout
         if holdout is not None:
             # rows: those learned from; passes: those of the model kept.
-            entry.update(passes=holdout.best_pass, holdout_period=holdout.period,
-                         held_out_rows=holdout.n_held_out, passes_made=len(holdout.losses),
-                         held_out_losses=holdout.losses)
+            entry.update(
+                passes=holdout.best_pass,
+                holdout_period=holdout.period,
+                held_out_rows=holdout.n_held_out,
+                passes_made=len(holdout.losses),
+                held_out_losses=holdout.losses,
+            )
         log.append(entry)
         estimator.training_log_ = log
         scores, n_test = [], None
@@ -1232,7 +1281,9 @@ def run_predict(args, out):
         written = os.path.realpath(args.output)
         for option, path in (("--model", args.model), ("DATA", args.data)):
             if path != "-" and os.path.realpath(path) == written:
-                raise UsageError(f"--output {args.output} is the {option} file: it would be overwritten")
+                raise UsageError(
+                    f"--output {args.output} is the {option} file: it would be overwritten"
+                )
     estimator = load_model(args.model)
     if args.output is None:
         write_predictions(args, estimator, out)
@@ -1525,8 +1576,7 @@ def add_hyper_parameters(parser):
     group.add_argument(
         "--loss",
         choices=["squared_error", "huber", "poisson"],
-        help="regression loss (default squared_error); classification always "
-        "uses the log loss",
+        help="regression loss (default squared_error); classification always uses the log loss",
     )
     group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
     group.add_argument(
@@ -1541,23 +1591,29 @@ def add_hyper_parameters(parser):
         "factorization machine (FMClassifier, FMRegressor): pairwise interactions"
     )
     factors.add_argument(
-        "--factors", metavar="K", type=positive_int,
+        "--factors",
+        metavar="K",
+        type=positive_int,
         help="train a factorization machine with K factors a feature (n_components); "
         "its state is K+1 times the linear model's",
     )
     factors.add_argument(
-        "--init-stdev", type=float,
+        "--init-stdev",
+        type=float,
         help="standard deviation of the initial factors, >= 0 (default 0.01)",
     )
     factors.add_argument(
-        "--factor-learning-rate", type=float,
+        "--factor-learning-rate",
+        type=float,
         help="the factors' alpha, > 0 (default: --learning-rate)",
     )
     factors.add_argument(
         "--factor-l2", type=float, help="per-row L2 penalty of the factors, >= 0 (default 0.03)"
     )
     factors.add_argument(
-        "--random-state", metavar="SEED", type=int,
+        "--random-state",
+        metavar="SEED",
+        type=int,
         help="seed of the initial factors (default 0: a run is repeatable)",
     )
 
@@ -1565,7 +1621,8 @@ def add_hyper_parameters(parser):
 def add_reading_options(parser):
     """Options that say how to read a file for a model made in Python."""
     parser.add_argument(
-        "--zero-based", action="store_true",
+        "--zero-based",
+        action="store_true",
         help="LIBSVM indices start at 0 (for a model saved from Python, which does not "
         "say; default: from 1)",
     )
@@ -1596,85 +1653,114 @@ def build_parser():
     )
     train.add_argument("data", metavar="DATA", help="training file, or - for standard input")
     train.add_argument(
-        "--model", "-f", metavar="PATH", required=True,
+        "--model",
+        "-f",
+        metavar="PATH",
+        required=True,
         help="model file to write (.skops: skops format, else joblib)",
     )
     train.add_argument(
-        "--initial-model", "-i", metavar="PATH",
+        "--initial-model",
+        "-i",
+        metavar="PATH",
         help="continue training this model (exactly as partial_fit would)",
     )
     train.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
     train.add_argument(
-        "--task", choices=["classify", "regress"], default=None,
+        "--task",
+        choices=["classify", "regress"],
+        default=None,
         help="classification (default) or regression",
     )
     train.add_argument(
-        "--format", choices=["auto", "libsvm", "csv"], default="auto",
+        "--format",
+        choices=["auto", "libsvm", "csv"],
+        default="auto",
         help="auto (default): .csv (also compressed: .csv.gz) is CSV, anything else LIBSVM",
     )
     train.add_argument(
-        "--classes", metavar="A,B,...",
+        "--classes",
+        metavar="A,B,...",
         help="the classes, comma-separated: no first pass needed to find them",
     )
     train.add_argument("--label-column", metavar="NAME", help="CSV: the label column (required)")
     train.add_argument(
-        "--weight-column", metavar="NAME",
+        "--weight-column",
+        metavar="NAME",
         help="CSV: sample weights (numbers >= 0), as partial_fit's sample_weight",
     )
-    train.add_argument(
-        "--ignore", metavar="A,B,...", help="CSV: columns not to use as features"
-    )
+    train.add_argument("--ignore", metavar="A,B,...", help="CSV: columns not to use as features")
     train.add_argument(
         "--keep", metavar="A,B,...", help="CSV: the only columns to use as features"
     )
     train.add_argument(
-        "--categorical", metavar="A,B,...",
+        "--categorical",
+        metavar="A,B,...",
         help="CSV: columns whose values are categories even if they are numbers (codes)",
     )
     train.add_argument(
-        "--hash-bits", metavar="B", type=hash_bits,
+        "--hash-bits",
+        metavar="B",
+        type=hash_bits,
         help="CSV: hash features into 2**B columns, 1 to 30 (default 20); "
         "LIBSVM: take indices modulo 2**B",
     )
     train.add_argument(
-        "--n-features", metavar="N", type=positive_int,
+        "--n-features",
+        metavar="N",
+        type=positive_int,
         help="LIBSVM: the model's width (default: the training file's largest index); "
         "files with larger indices are refused",
     )
     train.add_argument(
-        "--zero-based", action="store_true",
+        "--zero-based",
+        action="store_true",
         help="LIBSVM: indices start at 0 (default: from 1 unless the file has an index 0)",
     )
     train.add_argument(
-        "--chunk-size", metavar="N", type=positive_int, default=10_000,
+        "--chunk-size",
+        metavar="N",
+        type=positive_int,
+        default=10_000,
         help="rows per partial_fit call (default 10000)",
     )
     train.add_argument(
-        "--passes", metavar="N", type=positive_int, default=1,
+        "--passes",
+        metavar="N",
+        type=positive_int,
+        default=1,
         help="passes over the file, in order (default 1)",
     )
     train.add_argument(
-        "--holdout-period", metavar="K", type=holdout_period,
+        "--holdout-period",
+        metavar="K",
+        type=holdout_period,
         help="hold out every K-th row (K, 2K, ...; as vw --holdout_period), score it after "
         "each pass, stop when its loss stops improving, keep the best pass's model",
     )
     train.add_argument(
-        "--tol", metavar="T", type=float,
+        "--tol",
+        metavar="T",
+        type=float,
         help="with --holdout-period: an improvement of the held-out loss smaller than T "
         "does not count (default 1e-4, the estimator's tol)",
     )
     train.add_argument(
-        "--n-iter-no-change", metavar="N", type=positive_int,
+        "--n-iter-no-change",
+        metavar="N",
+        type=positive_int,
         help="with --holdout-period: stop after N passes without improvement "
         "(default 5, the estimator's n_iter_no_change; as vw --early_terminate)",
     )
     train.add_argument(
-        "--no-cache", action="store_true",
+        "--no-cache",
+        action="store_true",
         help="parse the text on every pass instead of caching the parsed chunks "
         "in a temporary file (about as large as the text)",
     )
     train.add_argument(
-        "--quiet", action="store_true",
+        "--quiet",
+        action="store_true",
         help="print only errors and the held-out scores (no progress display; "
         "the display is shown only when stderr is a terminal)",
     )
@@ -1704,7 +1790,9 @@ def build_parser():
     predict.add_argument("data", metavar="DATA", help="file to predict, or - for standard input")
     predict.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     predict.add_argument(
-        "--output", "-p", metavar="FILE",
+        "--output",
+        "-p",
+        metavar="FILE",
         help="write here (only if all succeeds) instead of stdout",
     )
     add_reading_options(predict)
@@ -1721,7 +1809,10 @@ def build_parser():
     )
     inspect.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
     inspect.add_argument(
-        "--top", metavar="K", type=positive_int, default=20,
+        "--top",
+        metavar="K",
+        type=positive_int,
+        default=20,
         help="weights (and interactions) to list (default 20)",
     )
     inspect.add_argument(

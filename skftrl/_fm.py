@@ -231,7 +231,8 @@ _TRAINING_PARAMETERS = """    validation_fraction : float, default=0.1
 
 
 class FMClassifier(_FactorizationMachine, FTRLClassifier):
-    __doc__ = """Factorization machine classifier trained online with FTRL-Proximal.
+    __doc__ = (
+        """Factorization machine classifier trained online with FTRL-Proximal.
 
     A factorization machine (Rendle, ICDM 2010) adds to the linear model a
     pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
@@ -250,8 +251,12 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     bit for bit.
 
     Parameters
-    ----------""" + _FM_PARAMETERS + """
-""" + _RATE_PARAMETERS + """    tol : float or None, default=1e-4
+    ----------"""
+        + _FM_PARAMETERS
+        + """
+"""
+        + _RATE_PARAMETERS
+        + """    tol : float or None, default=1e-4
         Stopping criterion of :meth:`fit`, as in :class:`FTRLClassifier`.
         Range [0, inf).
 
@@ -265,7 +270,9 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         many passes (``"refit"``) or restoring the best pass's state
         (``True``), factors included; ``False`` stops on the training loss.
 
-""" + _TRAINING_PARAMETERS + """    class_weight : dict, "balanced" or None, default=None
+"""
+        + _TRAINING_PARAMETERS
+        + """    class_weight : dict, "balanced" or None, default=None
         Weights per class, multiplying ``sample_weight``, as in
         :class:`FTRLClassifier`.
 
@@ -347,6 +354,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     >>> clf.components_.shape
     (1, 2, 2)
     """
+    )
 
     _parameter_constraints: dict = {
         **FTRLClassifier._parameter_constraints,
@@ -408,7 +416,8 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
 
 
 class FMRegressor(_FactorizationMachine, FTRLRegressor):
-    __doc__ = """Factorization machine regression trained online with FTRL-Proximal.
+    __doc__ = (
+        """Factorization machine regression trained online with FTRL-Proximal.
 
     A factorization machine (Rendle, ICDM 2010) adds to the linear model a
     pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
@@ -432,8 +441,12 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
 
     epsilon : float, default=0.1
         Residual beyond which the Huber loss becomes linear. Range (0, inf).
-""" + _FM_PARAMETERS + """
-""" + _RATE_PARAMETERS + """    tol : float or None, default=1e-4
+"""
+        + _FM_PARAMETERS
+        + """
+"""
+        + _RATE_PARAMETERS
+        + """    tol : float or None, default=1e-4
         Stopping criterion of :meth:`fit`, as in :class:`FTRLRegressor`.
         Range [0, inf).
 
@@ -447,7 +460,9 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         many passes (``"refit"``) or restoring the best pass's state
         (``True``), factors included; ``False`` stops on the training loss.
 
-""" + _TRAINING_PARAMETERS + """    Attributes
+"""
+        + _TRAINING_PARAMETERS
+        + """    Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
         The linear weights, in closed form from ``z_`` and ``n_``.
@@ -520,6 +535,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     >>> abs(round(FTRLRegressor(random_state=0).fit(X, y).score(X, y), 2))
     0.0
     """
+    )
 
     _parameter_constraints: dict = {
         **FTRLRegressor._parameter_constraints,

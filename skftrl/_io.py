@@ -250,7 +250,9 @@ class Input:
             if not raw:
                 self.finished = True
                 if self.decompressor is not None and not self.decompressor.eof:
-                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                    raise EOFError(
+                        "Compressed file ended before the end-of-stream marker was reached"
+                    )
                 return b""
             data = self._decompress(raw) if self.decompressor else raw
             if data:
@@ -279,7 +281,9 @@ def line_blocks(source, quoted=False):
         try:
             data = source.read()
         except DECOMPRESSION_ERRORS as error:
-            raise DataError(source.path, None, f"unreadable after line {line - 1}: {error}") from None
+            raise DataError(
+                source.path, None, f"unreadable after line {line - 1}: {error}"
+            ) from None
         if not data:
             break
         data = carry + data if carry else data
@@ -974,9 +978,7 @@ def parse_numbers(values):
         numbers = np.array(values, dtype=np.float64)  # float() of each string
     except ValueError:  # missing markers such as "" or "NA", or words
         try:
-            numbers = np.array(
-                [np.nan if is_missing(value) else float(value) for value in values]
-            )
+            numbers = np.array([np.nan if is_missing(value) else float(value) for value in values])
         except ValueError:
             return None
     return numbers
@@ -1135,8 +1137,9 @@ class FeatureNames:
         return self.count.get(column, 0) < MAX_NAMES_PER_COLUMN
 
 
-def read_csv(path, layout, chunk_size, labels="required", names=None, on_first_chunk=None,
-             find_kinds=None):
+def read_csv(
+    path, layout, chunk_size, labels="required", names=None, on_first_chunk=None, find_kinds=None
+):
     """Chunks of a CSV input, read as ``layout`` (a :class:`CsvLayout`) says.
 
     ``layout.kinds`` names the feature columns, each ``"numeric"`` (its value
@@ -1198,9 +1201,7 @@ def read_csv(path, layout, chunk_size, labels="required", names=None, on_first_c
                     column_ids.append(np.full(rows_kept.size, numeric_index[name]))
                     data.append(numbers[rows_kept])
                 else:
-                    rows_kept, indices = categorical_features(
-                        name, column_values, hasher, names
-                    )
+                    rows_kept, indices = categorical_features(name, column_values, hasher, names)
                     row_ids.append(rows_kept)
                     column_ids.append(indices)
                     data.append(np.ones(rows_kept.size))

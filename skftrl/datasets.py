@@ -18,7 +18,14 @@ __all__ = ["load_a9a", "load_bike_sharing", "load_dna"]
 # are left out, and so are "casual" and "registered": they add up to the
 # target "cnt", so as features they would give the answer away.
 BIKE_CATEGORICAL = [
-    "season", "yr", "mnth", "hr", "holiday", "weekday", "workingday", "weathersit",
+    "season",
+    "yr",
+    "mnth",
+    "hr",
+    "holiday",
+    "weekday",
+    "workingday",
+    "weathersit",
 ]
 BIKE_NUMERIC = ["temp", "atemp", "hum", "windspeed"]
 

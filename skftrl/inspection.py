@@ -100,8 +100,7 @@ def nonzero_coefficients(estimator, feature_names=None):
     check_is_fitted(model)
     if not hasattr(model, "coef_"):
         raise TypeError(
-            f"nonzero_coefficients needs a linear model with coef_; got "
-            f"{type(model).__name__}."
+            f"nonzero_coefficients needs a linear model with coef_; got {type(model).__name__}."
         )
     coef = np.atleast_2d(model.coef_)
     n_features = coef.shape[1]

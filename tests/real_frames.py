@@ -22,49 +22,139 @@ BINS = ["bin1", "bin2", "bin3", "bin4", "bin5"]
 # (attribute, categories in a9a's column order); 123 columns in all.
 ADULT_ATTRIBUTES = [
     ("age", BINS),
-    ("workclass", [
-        "Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-        "State-gov", "Without-pay", "Never-worked",
-    ]),
+    (
+        "workclass",
+        [
+            "Private",
+            "Self-emp-not-inc",
+            "Self-emp-inc",
+            "Federal-gov",
+            "Local-gov",
+            "State-gov",
+            "Without-pay",
+            "Never-worked",
+        ],
+    ),
     ("fnlwgt", BINS),
-    ("education", [
-        "Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm",
-        "Assoc-voc", "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th",
-        "Doctorate", "5th-6th", "Preschool",
-    ]),
+    (
+        "education",
+        [
+            "Bachelors",
+            "Some-college",
+            "11th",
+            "HS-grad",
+            "Prof-school",
+            "Assoc-acdm",
+            "Assoc-voc",
+            "9th",
+            "7th-8th",
+            "12th",
+            "Masters",
+            "1st-4th",
+            "10th",
+            "Doctorate",
+            "5th-6th",
+            "Preschool",
+        ],
+    ),
     ("education-num", BINS),
-    ("marital-status", [
-        "Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-        "Married-spouse-absent", "Married-AF-spouse",
-    ]),
-    ("occupation", [
-        "Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
-        "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
-        "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
-        "Armed-Forces",
-    ]),
-    ("relationship", [
-        "Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried",
-    ]),
+    (
+        "marital-status",
+        [
+            "Married-civ-spouse",
+            "Divorced",
+            "Never-married",
+            "Separated",
+            "Widowed",
+            "Married-spouse-absent",
+            "Married-AF-spouse",
+        ],
+    ),
+    (
+        "occupation",
+        [
+            "Tech-support",
+            "Craft-repair",
+            "Other-service",
+            "Sales",
+            "Exec-managerial",
+            "Prof-specialty",
+            "Handlers-cleaners",
+            "Machine-op-inspct",
+            "Adm-clerical",
+            "Farming-fishing",
+            "Transport-moving",
+            "Priv-house-serv",
+            "Protective-serv",
+            "Armed-Forces",
+        ],
+    ),
+    (
+        "relationship",
+        [
+            "Wife",
+            "Own-child",
+            "Husband",
+            "Not-in-family",
+            "Other-relative",
+            "Unmarried",
+        ],
+    ),
     ("race", ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"]),
     ("sex", ["Female", "Male"]),
     ("capital-gain", ["zero", "positive"]),
     ("capital-loss", ["zero", "positive"]),
     ("hours-per-week", BINS),
-    ("native-country", [
-        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
-        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China",
-        "Cuba", "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica",
-        "Vietnam", "Mexico", "Portugal", "Ireland", "France", "Dominican-Republic",
-        "Laos", "Ecuador", "Taiwan", "Haiti", "Columbia", "Hungary", "Guatemala",
-        "Nicaragua", "Scotland", "Thailand", "Yugoslavia", "El-Salvador",
-        "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands",
-    ]),
+    (
+        "native-country",
+        [
+            "United-States",
+            "Cambodia",
+            "England",
+            "Puerto-Rico",
+            "Canada",
+            "Germany",
+            "Outlying-US(Guam-USVI-etc)",
+            "India",
+            "Japan",
+            "Greece",
+            "South",
+            "China",
+            "Cuba",
+            "Iran",
+            "Honduras",
+            "Philippines",
+            "Italy",
+            "Poland",
+            "Jamaica",
+            "Vietnam",
+            "Mexico",
+            "Portugal",
+            "Ireland",
+            "France",
+            "Dominican-Republic",
+            "Laos",
+            "Ecuador",
+            "Taiwan",
+            "Haiti",
+            "Columbia",
+            "Hungary",
+            "Guatemala",
+            "Nicaragua",
+            "Scotland",
+            "Thailand",
+            "Yugoslavia",
+            "El-Salvador",
+            "Trinadad&Tobago",
+            "Peru",
+            "Hong",
+            "Holand-Netherlands",
+        ],
+    ),
 ]
 ADULT_COLUMNS = [name for name, _ in ADULT_ATTRIBUTES]
 # The continuous attributes, as ordinal bin numbers in the mixed frame.
-ADULT_BINNED = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
-                "hours-per-week"]
+ADULT_BINNED = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
 # a9a's 123 column names, "attribute=category".
 A9A_FEATURE_NAMES = [
     f"{name}={category}" for name, categories in ADULT_ATTRIBUTES for category in categories
@@ -80,7 +170,7 @@ def a9a_frame(X):
     columns = {}
     start = 0
     for name, categories in ADULT_ATTRIBUTES:
-        group = X[:, start:start + len(categories)]
+        group = X[:, start : start + len(categories)]
         assert group.sum(axis=1).max() <= 1, f"{name} is not one-hot"
         values = np.asarray(categories, dtype=object)[group.argmax(axis=1)]
         values[group.sum(axis=1) == 0] = MISSING

@@ -10,7 +10,7 @@ import math
 
 def _root(n, power):
     """The rate's n ** -power: sqrt(n) for the paper's power -0.5."""
-    return math.sqrt(n) if power == -0.5 else n ** -power
+    return math.sqrt(n) if power == -0.5 else n**-power
 
 
 def _weight(z, n, alpha, beta, l1, l2, power=-0.5):

@@ -61,25 +61,28 @@ class ReferenceFM:
         draws = np.random.default_rng(random_state).standard_normal((K, F, n_components))
         scale = (beta + _root(n_initial, power)) / self.alpha_v
         self.z_v = [
-            [[-(init_stdev * float(draws[o, i, f])) * scale for f in range(n_components)]
-             for i in range(F)]
+            [
+                [-(init_stdev * float(draws[o, i, f])) * scale for f in range(n_components)]
+                for i in range(F)
+            ]
             for o in range(K)
         ]
         self.n_v = [[[n_initial] * n_components for _ in range(F)] for _ in range(K)]
 
     # ------------------------------------------------------------- weights
     def weight(self, o, i):
-        return _weight(self.z[o][i], self.n[o][i], self.alpha, self.beta, self.l1, self.l2,
-                       self.power)
+        return _weight(
+            self.z[o][i], self.n[o][i], self.alpha, self.beta, self.l1, self.l2, self.power
+        )
 
     def bias(self, o):
-        return _weight(self.z_bias[o], self.n_bias[o], self.alpha, self.beta, 0.0, 0.0,
-                       self.power)
+        return _weight(self.z_bias[o], self.n_bias[o], self.alpha, self.beta, 0.0, 0.0, self.power)
 
     def factor(self, o, i, f):
         # v = -z / ((beta + sqrt(n)) / alpha_v): no l1, no l2.
-        return -self.z_v[o][i][f] / ((self.beta + _root(self.n_v[o][i][f], self.power))
-                                     / self.alpha_v)
+        return -self.z_v[o][i][f] / (
+            (self.beta + _root(self.n_v[o][i][f], self.power)) / self.alpha_v
+        )
 
     def margins(self, x):
         """The model's definition: the pairwise term as the sum over pairs i < j."""
@@ -88,7 +91,7 @@ class ReferenceFM:
         for o in range(self.K):
             m = self.bias(o) + sum(self.weight(o, i) * x[i] for i in features)
             for a, i in enumerate(features):
-                for j in features[a + 1:]:
+                for j in features[a + 1 :]:
                     dot = sum(self.factor(o, i, f) * self.factor(o, j, f) for f in range(self.k))
                     m += dot * x[i] * x[j]
             result.append(m)
@@ -103,8 +106,12 @@ class ReferenceFM:
     def learn_one(self, x, y, s=1.0):
         # Step 1: every weight from the state before the row.
         w = {(o, i): self.weight(o, i) for o in range(self.K) for i in x}
-        v = {(o, i, f): self.factor(o, i, f)
-             for o in range(self.K) for i in x for f in range(self.k)}
+        v = {
+            (o, i, f): self.factor(o, i, f)
+            for o in range(self.K)
+            for i in x
+            for f in range(self.k)
+        }
         b = [self.bias(o) for o in range(self.K)]
         # Step 2: the loss derivative.
         d = [s * dk for dk in _derivatives(self.loss, self.margins(x), y, self.epsilon)]
@@ -113,15 +120,18 @@ class ReferenceFM:
             for i, x_i in x.items():
                 g = d[o] * x_i
                 self.z[o][i], self.n[o][i] = self._step(
-                    self.z[o][i], self.n[o][i], g, w[o, i], self.alpha)
+                    self.z[o][i], self.n[o][i], g, w[o, i], self.alpha
+                )
                 for f in range(self.k):
                     others = sum(v[o, j, f] * x_j for j, x_j in x.items() if j != i)
                     g = d[o] * x_i * others + self.lambda_v * v[o, i, f]
                     self.z_v[o][i][f], self.n_v[o][i][f] = self._step(
-                        self.z_v[o][i][f], self.n_v[o][i][f], g, v[o, i, f], self.alpha_v)
+                        self.z_v[o][i][f], self.n_v[o][i][f], g, v[o, i, f], self.alpha_v
+                    )
             if self.fit_intercept:
                 self.z_bias[o], self.n_bias[o] = self._step(
-                    self.z_bias[o], self.n_bias[o], d[o], b[o], self.alpha)
+                    self.z_bias[o], self.n_bias[o], d[o], b[o], self.alpha
+                )
 
     def learn_batch(self, xs, ys, ss):
         """The mini-batch rule of docs/fm_math.rst ("Mini-batches"): every
@@ -132,8 +142,12 @@ class ReferenceFM:
         Returns the rows' margins (from the weights at the batch's start)."""
         touched = sorted({i for x in xs for i in x})
         w = {(o, i): self.weight(o, i) for o in range(self.K) for i in touched}
-        v = {(o, i, f): self.factor(o, i, f)
-             for o in range(self.K) for i in touched for f in range(self.k)}
+        v = {
+            (o, i, f): self.factor(o, i, f)
+            for o in range(self.K)
+            for i in touched
+            for f in range(self.k)
+        }
         b = [self.bias(o) for o in range(self.K)]
         G, Q = {}, {}  # keyed by ("w", o, i), ("v", o, i, f) and ("b", o)
 
@@ -157,16 +171,22 @@ class ReferenceFM:
             for i in touched:
                 if ("w", o, i) in G:
                     self.z[o][i], self.n[o][i] = self._batch_step(
-                        self.z[o][i], self.n[o][i], G["w", o, i], Q["w", o, i], w[o, i],
-                        self.alpha)
+                        self.z[o][i], self.n[o][i], G["w", o, i], Q["w", o, i], w[o, i], self.alpha
+                    )
                 for f in range(self.k):
                     if ("v", o, i, f) in G:
                         self.z_v[o][i][f], self.n_v[o][i][f] = self._batch_step(
-                            self.z_v[o][i][f], self.n_v[o][i][f], G["v", o, i, f],
-                            Q["v", o, i, f], v[o, i, f], self.alpha_v)
+                            self.z_v[o][i][f],
+                            self.n_v[o][i][f],
+                            G["v", o, i, f],
+                            Q["v", o, i, f],
+                            v[o, i, f],
+                            self.alpha_v,
+                        )
             if self.fit_intercept:
                 self.z_bias[o], self.n_bias[o] = self._batch_step(
-                    self.z_bias[o], self.n_bias[o], G["b", o], Q["b", o], b[o], self.alpha)
+                    self.z_bias[o], self.n_bias[o], G["b", o], Q["b", o], b[o], self.alpha
+                )
         return margins
 
     def _batch_step(self, z, n, G, Q, weight, alpha):
@@ -177,8 +197,10 @@ class ReferenceFM:
     # --------------------------------------------------------------- state
     def factors(self):
         """The factors v, nested lists of shape (K, F, k)."""
-        return [[[self.factor(o, i, f) for f in range(self.k)] for i in range(self.F)]
-                for o in range(self.K)]
+        return [
+            [[self.factor(o, i, f) for f in range(self.k)] for i in range(self.F)]
+            for o in range(self.K)
+        ]
 
     def coef(self):
         return [[self.weight(o, i) for i in range(self.F)] for o in range(self.K)]
@@ -192,6 +214,6 @@ def explicit_pairwise(x, V):
     features = sorted(x)
     total = 0.0
     for a, i in enumerate(features):
-        for j in features[a + 1:]:
+        for j in features[a + 1 :]:
             total += math.fsum(V[i][f] * V[j][f] for f in range(len(V[i]))) * x[i] * x[j]
     return total

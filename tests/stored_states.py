@@ -73,14 +73,17 @@ def cases():
         ENGINES, LOSSES, ("float64", "float32"), (-0.5, -0.3), (True, False)
     ):
         name = f"{engine}-b{batch_size}-{loss}-{dtype}-p{power}-i{int(intercept)}"
-        yield name, dict(
-            BASE,
-            engine=engine,
-            batch_size=batch_size,
-            loss=loss,
-            dtype=dtype,
-            learning_rate_power=power,
-            fit_intercept=intercept,
+        yield (
+            name,
+            dict(
+                BASE,
+                engine=engine,
+                batch_size=batch_size,
+                loss=loss,
+                dtype=dtype,
+                learning_rate_power=power,
+                fit_intercept=intercept,
+            ),
         )
     # The corners: beta = l2 = 0 (the zero denominator), an initial
     # accumulator, no sample weights, float32 input, huge values (clipping).

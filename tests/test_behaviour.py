@@ -44,7 +44,16 @@ def assert_same_state(a, b):
         lambda X: X.toarray().astype(np.float32),
         with_int64_indices,
     ],
-    ids=["dense", "csc", "coo", "csr_array", "dataframe", "float32-csr", "float32-dense", "int64-indices"],
+    ids=[
+        "dense",
+        "csc",
+        "coo",
+        "csr_array",
+        "dataframe",
+        "float32-csr",
+        "float32-dense",
+        "int64-indices",
+    ],
 )
 def test_every_input_format_learns_the_same_model(convert):
     X, y = make_data()
@@ -90,7 +99,9 @@ def test_dataframe_feature_names_are_kept():
     "engine_params",
     [
         {"engine": "numpy"},
-        pytest.param({"engine": "numba"}, marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")),
+        pytest.param(
+            {"engine": "numba"}, marks=pytest.mark.skipif(not HAS_NUMBA, reason="no numba")
+        ),
         {"batch_size": 8},
         {"dtype": np.float32},
     ],
@@ -109,7 +120,9 @@ def test_extreme_finite_values_give_finite_state_and_predictions(make, scale, en
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X, y)
         model.partial_fit(X, y)
-        predictions = model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+        predictions = (
+            model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+        )
     for name in STATE:
         assert np.all(np.isfinite(getattr(model, name))), name
     assert np.all(np.isfinite(model.coef_))

@@ -128,9 +128,7 @@ def test_demo_trains_on_the_shipped_data_and_reaches_the_bar(tmp_path):
     # The final progressive loss is the mean of every row's loss before it
     # was learned: computed here from loss_curve_ of the same chunks.
     X, y, _, _ = load_a9a()
-    reference = chunked_partial_fit(
-        FTRLClassifier(l1=1.0), X, y, 1000, classes=np.unique(y)
-    )
+    reference = chunked_partial_fit(FTRLClassifier(l1=1.0), X, y, 1000, classes=np.unique(y))
     sizes = np.diff(np.r_[np.arange(0, X.shape[0], 1000), X.shape[0]])
     assert progressive[-1] == round(np.dot(reference.loss_curve_, sizes) / X.shape[0], 4)
     held_out_loss = float(re.search(r"held-out log loss \(a9a.t\): ([0-9.]+)", out).group(1))
@@ -155,9 +153,22 @@ def a9a_run(tmp_path_factory):
     test = write(directory / "test.svm", shipped_lines("a9a.t.gz")[:2000])
     model_path = directory / "model.joblib"
     result = run(
-        "train", train, "--test", test, "--model", model_path,
-        "--chunk-size", 700, "--passes", 2, "--l1", 1, "--learning-rate", 0.2,
-        "--n-features", 123,  # the test file has index 123, these rows do not
+        "train",
+        train,
+        "--test",
+        test,
+        "--model",
+        model_path,
+        "--chunk-size",
+        700,
+        "--passes",
+        2,
+        "--l1",
+        1,
+        "--learning-rate",
+        0.2,
+        "--n-features",
+        123,  # the test file has index 123, these rows do not
     )
     assert result.returncode == 0, result.stderr
     X, y = load_svmlight_file(str(train), n_features=123)
@@ -173,7 +184,10 @@ def test_train_libsvm_equals_partial_fit_in_the_same_chunks(a9a_run):
     assert isinstance(model, FTRLClassifier)
     assert_same_state(model, reference)
     assert model.input_spec_ == {
-        "format": "libsvm", "n_features": 123, "zero_based": False, "hash_bits": None
+        "format": "libsvm",
+        "n_features": 123,
+        "zero_based": False,
+        "hash_bits": None,
     }
     assert result.stderr == ""  # no progress display when stderr is not a terminal
 
@@ -242,16 +256,31 @@ def shown_on_a_terminal(args, columns, cwd=None):
 def test_progress_on_a_narrow_terminal_keeps_the_rate_and_the_loss(tmp_path):
     pytest.importorskip("tqdm")  # the display's library: in the test extra
     write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:20000])
-    args = ("train", "train.svm", "--model", "m", "--chunk-size", 50, "--passes", 2,
-            "--n-features", 123, "--classes=-1,1")
+    args = (
+        "train",
+        "train.svm",
+        "--model",
+        "m",
+        "--chunk-size",
+        50,
+        "--passes",
+        2,
+        "--n-features",
+        123,
+        "--classes=-1,1",
+    )
     shown = shown_on_a_terminal(args, columns=60, cwd=tmp_path)
     frames = [frame for frame in re.split(r"[\r\n]", shown) if "pass" in frame]
     # The first pass, before the total is known: rows, rate and running loss.
-    assert any(re.search(r"pass 1/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| [0-9.]+k? rows", f)
-               for f in frames), shown
+    assert any(
+        re.search(r"pass 1/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| [0-9.]+k? rows", f)
+        for f in frames
+    ), shown
     # The second: the percentage and the time left too.
-    assert any(re.search(r"pass 2/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| \d+% ETA \d\d:\d\d", f)
-               for f in frames), shown
+    assert any(
+        re.search(r"pass 2/2 loss 0\.\d{4} \| [0-9.]+k? rows/s \| \d+% ETA \d\d:\d\d", f)
+        for f in frames
+    ), shown
     visible = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", frame) for frame in frames]
     assert max(len(frame) for frame in visible) <= 60
 
@@ -273,9 +302,7 @@ def test_train_multiclass_and_predict_every_probability(tmp_path):
     assert "AUC" not in result.stdout
 
     # Labels are optional for prediction: drop them from every other line.
-    unlabelled = [
-        line.split(b" ", 1)[1] if i % 2 else line for i, line in enumerate(test_lines)
-    ]
+    unlabelled = [line.split(b" ", 1)[1] if i % 2 else line for i, line in enumerate(test_lines)]
     predict_file = write(tmp_path / "to_predict.svm", unlabelled)
     predicted = run_here("predict", "--model", model_path, predict_file)
     assert predicted.returncode == 0, predicted.stderr
@@ -292,17 +319,34 @@ def test_regression_train_test_and_predict(tmp_path):
     dump_svmlight_file(X[1000:], y[1000:], str(test), zero_based=False)
     model_path = tmp_path / "reg.model"
     result = run_here(
-        "train", train, "--test", test, "--model", model_path, "--task", "regress",
-        "--loss", "huber", "--epsilon", 0.5, "--n-features", 30, "--chunk-size", 300,
+        "train",
+        train,
+        "--test",
+        test,
+        "--model",
+        model_path,
+        "--task",
+        "regress",
+        "--loss",
+        "huber",
+        "--epsilon",
+        0.5,
+        "--n-features",
+        30,
+        "--chunk-size",
+        300,
         "--quiet",
     )
     assert result.returncode == 0, result.stderr
     # --quiet: only the held-out scores.
     assert [line.split(" (")[0] for line in result.stdout.splitlines()] == [
-        "held-out RMSE", "held-out MAE",
+        "held-out RMSE",
+        "held-out MAE",
     ]
     X_train, y_train = load_svmlight_file(str(train), n_features=30)
-    reference = chunked_partial_fit(FTRLRegressor(loss="huber", epsilon=0.5), X_train, y_train, 300)
+    reference = chunked_partial_fit(
+        FTRLRegressor(loss="huber", epsilon=0.5), X_train, y_train, 300
+    )
     assert_same_state(joblib.load(model_path), reference)
     X_test, y_test = load_svmlight_file(str(test), n_features=30)
     residuals = reference.predict(X_test) - y_test
@@ -370,8 +414,20 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
     train = write_csv(tmp_path / "clicks.csv.gz", rows, columns)
     model_path = tmp_path / "clicks.model"
     result = run(
-        "train", train, "--label-column", "clicked", "--hash-bits", 12,
-        "--chunk-size", 600, "--passes", 2, "--l1", 0.5, "--model", model_path,
+        "train",
+        train,
+        "--label-column",
+        "clicked",
+        "--hash-bits",
+        12,
+        "--chunk-size",
+        600,
+        "--passes",
+        2,
+        "--l1",
+        0.5,
+        "--model",
+        model_path,
     )
     assert result.returncode == 0, result.stderr
     assert "2 numeric and 2 categorical columns" in result.stdout
@@ -398,9 +454,11 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
     assert shown.returncode == 0, shown.stderr
     coef = reference.coef_[0]
     names = {}
-    for name in ["age", "score"] + [f"color={c}" for c in ("red", "green", "blue")] + [
-        f"city={row['city']}" for row in rows if row["city"].lower() not in MISSING
-    ]:
+    for name in (
+        ["age", "score"]
+        + [f"color={c}" for c in ("red", "green", "blue")]
+        + [f"city={row['city']}" for row in rows if row["city"].lower() not in MISSING]
+    ):
         index = FeatureHasher(2**12, input_type="string").transform([[name]]).indices[0]
         names.setdefault(index, set()).add(name)
     top = np.argsort(-np.abs(coef), kind="stable")[:5]
@@ -416,8 +474,18 @@ def test_train_csv_regression_with_numeric_labels(tmp_path):
     train = write_csv(tmp_path / "reg.csv", rows, ["age", "color", "score", "city", "clicked"])
     model_path = tmp_path / "reg.model"
     result = run_here(
-        "train", train, "--label-column", "clicked", "--task", "regress",
-        "--hash-bits", 10, "--model", model_path, "--test", train,
+        "train",
+        train,
+        "--label-column",
+        "clicked",
+        "--task",
+        "regress",
+        "--hash-bits",
+        10,
+        "--model",
+        model_path,
+        "--test",
+        train,
     )
     assert result.returncode == 0, result.stderr
     X = hashed_reference(rows, 10)
@@ -513,9 +581,20 @@ BAD_INPUT = {
         "age, color, clicked, score, city)",
     ),
     "csv text in a numeric column": (
-        {"train.csv": CLICK_LINES, "test.csv": with_line(CLICK_LINES, 6, "12,red,yes,lots,city1\n")},
-        ["train", "train.csv", "--label-column", "clicked", "--test", "test.csv",
-         "--model", "model"],
+        {
+            "train.csv": CLICK_LINES,
+            "test.csv": with_line(CLICK_LINES, 6, "12,red,yes,lots,city1\n"),
+        },
+        [
+            "train",
+            "train.csv",
+            "--label-column",
+            "clicked",
+            "--test",
+            "test.csv",
+            "--model",
+            "model",
+        ],
         "test.csv:6: column 'score' holds numbers, but this value is 'lots' "
         "(--categorical score reads every value as a category)",
     ),
@@ -688,9 +767,11 @@ def test_terminated_training_leaves_nothing_behind(tmp_path):
     fifo = tmp_path / "train.fifo"
     os.mkfifo(fifo)
     process = subprocess.Popen(
-        command("train", "train.fifo", "--model", "model", "--classes=-1,1",
-                "--n-features", 123),
-        cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        command("train", "train.fifo", "--model", "model", "--classes=-1,1", "--n-features", 123),
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     with open(fifo, "wb") as writer:  # opens once the command opens the FIFO
@@ -732,9 +813,24 @@ def a9a_reference(lines, chunk_size, **params):
 def test_train_from_stdin_reads_every_row_once(tmp_path):
     data = b"".join(A9A_3000)
     result = subprocess.run(
-        command("train", "-", "--model", "m", "--n-features", 123, "--classes=-1,1",
-                "--chunk-size", 700, "--l1", 1),
-        input=data, capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+        command(
+            "train",
+            "-",
+            "--model",
+            "m",
+            "--n-features",
+            123,
+            "--classes=-1,1",
+            "--chunk-size",
+            700,
+            "--l1",
+            1,
+        ),
+        input=data,
+        capture_output=True,
+        cwd=tmp_path,
+        env=environment(),
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     _, _, reference = a9a_reference(A9A_3000, 700, l1=1.0)
@@ -747,13 +843,17 @@ def test_predict_from_a_fifo_and_from_stdin_writes_every_row(tmp_path):
     reference.input_spec_ = {"format": "libsvm", "n_features": 123, "zero_based": False}
     joblib.dump(reference, tmp_path / "model")
     lines = shipped_lines("a9a.t.gz")[:2500]
-    expected = reference.predict_proba(load_svmlight_file(io.BytesIO(b"".join(lines)),
-                                                          n_features=123)[0])[:, 1]
+    expected = reference.predict_proba(
+        load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)[0]
+    )[:, 1]
     fifo = tmp_path / "rows.fifo"
     os.mkfifo(fifo)
     process = subprocess.Popen(
-        command("predict", "--model", "model", "rows.fifo"), cwd=tmp_path, env=environment(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        command("predict", "--model", "model", "rows.fifo"),
+        cwd=tmp_path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     with open(fifo, "wb") as writer:  # opens once the command opens the FIFO
         for start in range(0, len(lines), 100):  # in pieces, as a slow producer writes
@@ -763,8 +863,12 @@ def test_predict_from_a_fifo_and_from_stdin_writes_every_row(tmp_path):
     assert np.array_equal(read_numbers(stdout.decode())[:, 0], expected)
 
     piped = subprocess.run(
-        command("predict", "--model", "model", "-"), input=gzip.compress(b"".join(lines)),
-        capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+        command("predict", "--model", "model", "-"),
+        input=gzip.compress(b"".join(lines)),
+        capture_output=True,
+        cwd=tmp_path,
+        env=environment(),
+        timeout=300,
     )
     assert piped.returncode == 0, piped.stderr
     assert np.array_equal(read_numbers(piped.stdout.decode())[:, 0], expected)
@@ -772,8 +876,12 @@ def test_predict_from_a_fifo_and_from_stdin_writes_every_row(tmp_path):
 
 def test_a_stream_without_the_classes_is_refused_before_reading(tmp_path):
     result = subprocess.run(
-        command("train", "-", "--model", "m", "--n-features", 123), input=b"".join(A9A_3000),
-        capture_output=True, cwd=tmp_path, env=environment(), timeout=300,
+        command("train", "-", "--model", "m", "--n-features", 123),
+        input=b"".join(A9A_3000),
+        capture_output=True,
+        cwd=tmp_path,
+        env=environment(),
+        timeout=300,
     )
     assert result.returncode == 2
     assert result.stderr.decode() == (
@@ -787,11 +895,31 @@ def test_a_stream_without_the_classes_is_refused_before_reading(tmp_path):
 def test_resume_with_initial_model_equals_uninterrupted_partial_fit(tmp_path):
     write(tmp_path / "a.svm", A9A_3000[:1700])
     write(tmp_path / "b.svm.gz", A9A_3000[1700:])
-    first = run_here("train", "a.svm", "--model", "a.model", "--chunk-size", 500,
-                     "--n-features", 123, "--l1", 0.5, cwd=tmp_path)
+    first = run_here(
+        "train",
+        "a.svm",
+        "--model",
+        "a.model",
+        "--chunk-size",
+        500,
+        "--n-features",
+        123,
+        "--l1",
+        0.5,
+        cwd=tmp_path,
+    )
     assert first.returncode == 0, first.stderr
-    second = run_here("train", "b.svm.gz", "-i", "a.model", "--model", "b.model",
-                      "--chunk-size", 500, cwd=tmp_path)
+    second = run_here(
+        "train",
+        "b.svm.gz",
+        "-i",
+        "a.model",
+        "--model",
+        "b.model",
+        "--chunk-size",
+        500,
+        cwd=tmp_path,
+    )
     assert second.returncode == 0, second.stderr
     assert "scanned" not in second.stdout  # the model says all: one pass
     X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000)), n_features=123)
@@ -803,8 +931,17 @@ def test_resume_with_initial_model_equals_uninterrupted_partial_fit(tmp_path):
     assert resumed.loss_curve_ == reference.loss_curve_
     assert [run["rows"] for run in resumed.training_log_] == [1700, 1300]
 
-    wrong_task = run_here("train", "b.svm.gz", "-i", "a.model", "--model", "c.model",
-                          "--task", "regress", cwd=tmp_path)
+    wrong_task = run_here(
+        "train",
+        "b.svm.gz",
+        "-i",
+        "a.model",
+        "--model",
+        "c.model",
+        "--task",
+        "regress",
+        cwd=tmp_path,
+    )
     assert wrong_task.returncode == 2
     assert "a.model is a classifier: use --task classify" in wrong_task.stderr
 
@@ -854,8 +991,17 @@ def test_skops_model_file(tmp_path):
 def test_a_hashed_model_file_grows_with_its_non_zero_state(tmp_path):
     rows = click_rows(500, seed=5)
     write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city"])
-    result = run_here("train", "c.csv", "--label-column", "clicked", "--model", "m",
-                      "--hash-bits", 22, cwd=tmp_path)
+    result = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--model",
+        "m",
+        "--hash-bits",
+        22,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     # 2**22 columns of float64 z and n are 64 MiB; about 70 features are touched.
     assert os.path.getsize(tmp_path / "m") < 50_000
@@ -872,17 +1018,37 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
     columns = ["age", "color", "clicked", "score", "city", "weight", "zip", "id"]
     write_csv(tmp_path / "c.csv", rows, columns)
     result = run_here(
-        "train", "c.csv", "--label-column", "clicked", "--weight-column", "weight",
-        "--ignore", "id", "--categorical", "zip", "--hash-bits", 12, "--chunk-size", 400,
-        "--model", "m", cwd=tmp_path,
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--weight-column",
+        "weight",
+        "--ignore",
+        "id",
+        "--categorical",
+        "zip",
+        "--hash-bits",
+        12,
+        "--chunk-size",
+        400,
+        "--model",
+        "m",
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     pairs = []
     for row in rows:
-        features = [(name, float(row[name])) for name in ("age", "score")
-                    if row[name].strip().lower() not in MISSING]
-        features += [(f"{name}={row[name]}", 1.0) for name in ("color", "city", "zip")
-                     if row[name].strip().lower() not in MISSING]
+        features = [
+            (name, float(row[name]))
+            for name in ("age", "score")
+            if row[name].strip().lower() not in MISSING
+        ]
+        features += [
+            (f"{name}={row[name]}", 1.0)
+            for name in ("color", "city", "zip")
+            if row[name].strip().lower() not in MISSING
+        ]
         pairs.append(features)
     X = FeatureHasher(2**12, input_type="pair", alternate_sign=False).transform(pairs)
     y = np.array([row["clicked"] for row in rows])
@@ -896,8 +1062,21 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
     assert model.input_spec_["ignored"] == ["id"]
     assert model.input_spec_["kinds"]["zip"] == "categorical"
 
-    kept = run_here("train", "c.csv", "--label-column", "clicked", "--keep", "color,zip",
-                    "--hash-bits", 12, "--model", "k", "--classes", "no,yes", cwd=tmp_path)
+    kept = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--keep",
+        "color,zip",
+        "--hash-bits",
+        12,
+        "--model",
+        "k",
+        "--classes",
+        "no,yes",
+        cwd=tmp_path,
+    )
     assert kept.returncode == 0, kept.stderr
     assert sorted(joblib.load(tmp_path / "k").input_spec_["kinds"]) == ["color", "zip"]
 
@@ -907,19 +1086,40 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
     lines = ["hour,temp,casual,registered,cnt\n"]
     for _ in range(600):
         casual, registered = rng.randint(0, 50), rng.randint(0, 300)
-        lines.append(f"{rng.randint(24)},{rng.rand():.2f},{casual},{registered},"
-                     f"{casual + registered}\n")
+        lines.append(
+            f"{rng.randint(24)},{rng.rand():.2f},{casual},{registered},{casual + registered}\n"
+        )
     write(tmp_path / "bike.csv", lines)
-    result = run_here("train", "bike.csv", "--label-column", "cnt", "--task", "regress",
-                      "--model", "m", cwd=tmp_path)
+    result = run_here(
+        "train",
+        "bike.csv",
+        "--label-column",
+        "cnt",
+        "--task",
+        "regress",
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert (
         "skftrl: warning: the numeric columns 'casual', 'registered' reproduce the label "
         "'cnt' almost exactly (R^2 = 1.0000 over the first 600 rows): derived from it? "
         "Leave them out with --ignore casual,registered\n"
     ) == result.stderr
-    clean = run_here("train", "bike.csv", "--label-column", "cnt", "--task", "regress",
-                     "--ignore", "casual,registered", "--model", "m", cwd=tmp_path)
+    clean = run_here(
+        "train",
+        "bike.csv",
+        "--label-column",
+        "cnt",
+        "--task",
+        "regress",
+        "--ignore",
+        "casual,registered",
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
     assert clean.returncode == 0 and clean.stderr == ""
 
 
@@ -936,12 +1136,16 @@ def test_an_empty_test_file_still_saves_the_model(tmp_path):
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["train", "big.svm", "--model", "m"],
-         "skftrl: error: a model 2,147,483,647 features wide needs 32.0 GiB for its state "
-         "(z and n, 1 output)"),
-        (["train", "a.svm", "--model", "m", "--n-features", "1e19"],
-         "skftrl: error: a model 10,000,000,000,000,000,000 features wide needs "
-         "149,011,611,938.5 GiB for its state (z and n, 1 output)"),
+        (
+            ["train", "big.svm", "--model", "m"],
+            "skftrl: error: a model 2,147,483,647 features wide needs 32.0 GiB for its state "
+            "(z and n, 1 output)",
+        ),
+        (
+            ["train", "a.svm", "--model", "m", "--n-features", "1e19"],
+            "skftrl: error: a model 10,000,000,000,000,000,000 features wide needs "
+            "149,011,611,938.5 GiB for its state (z and n, 1 output)",
+        ),
     ],
 )
 def test_a_width_beyond_memory_says_what_it_needs_and_suggests_hashing(tmp_path, args, expected):
@@ -960,22 +1164,38 @@ def test_a_width_beyond_memory_says_what_it_needs_and_suggests_hashing(tmp_path,
 @pytest.mark.parametrize(
     "args, expected",
     [
-        (["train", "a.svm", "--model", "a.svm"],
-         "--model a.svm is the DATA file: it would be overwritten"),
-        (["train", "a.svm", "--test", "t.svm", "--model", "./t.svm"],
-         "--model ./t.svm is the --test file: it would be overwritten"),
-        (["predict", "--model", "m", "a.svm", "--output", "m"],
-         "--output m is the --model file: it would be overwritten"),
-        (["train", "a.svm", "--model", "m", "--classes", "1"],
-         "--classes needs two distinct labels or more, comma-separated: '1'"),
-        (["train", "a.svm", "--model", "m", "--classes", "yes,no"],
-         "LIBSVM labels are numbers: --classes yes,no"),
-        (["train", "a.svm", "--model", "m", "--weight-column", "w"],
-         "a.svm is read as LIBSVM, which takes no --weight-column"),
-        (["train", "a.svm", "--model", "m", "--n-features", "1.5"],
-         "argument --n-features: not an integer: '1.5'"),
-        (["train", "c.csv", "--model", "m", "--label-column", "clicked", "--n-features", "9"],
-         "--n-features and --zero-based are for LIBSVM data"),
+        (
+            ["train", "a.svm", "--model", "a.svm"],
+            "--model a.svm is the DATA file: it would be overwritten",
+        ),
+        (
+            ["train", "a.svm", "--test", "t.svm", "--model", "./t.svm"],
+            "--model ./t.svm is the --test file: it would be overwritten",
+        ),
+        (
+            ["predict", "--model", "m", "a.svm", "--output", "m"],
+            "--output m is the --model file: it would be overwritten",
+        ),
+        (
+            ["train", "a.svm", "--model", "m", "--classes", "1"],
+            "--classes needs two distinct labels or more, comma-separated: '1'",
+        ),
+        (
+            ["train", "a.svm", "--model", "m", "--classes", "yes,no"],
+            "LIBSVM labels are numbers: --classes yes,no",
+        ),
+        (
+            ["train", "a.svm", "--model", "m", "--weight-column", "w"],
+            "a.svm is read as LIBSVM, which takes no --weight-column",
+        ),
+        (
+            ["train", "a.svm", "--model", "m", "--n-features", "1.5"],
+            "argument --n-features: not an integer: '1.5'",
+        ),
+        (
+            ["train", "c.csv", "--model", "m", "--label-column", "clicked", "--n-features", "9"],
+            "--n-features and --zero-based are for LIBSVM data",
+        ),
     ],
 )
 def test_options_that_cannot_work_are_refused_and_nothing_is_written(tmp_path, args, expected):
@@ -993,19 +1213,40 @@ def test_options_that_cannot_work_are_refused_and_nothing_is_written(tmp_path, a
 @pytest.mark.parametrize(
     "files, args, expected",
     [
-        ({"model": "a damaged dict"}, ["inspect", "--model", "model"],
-         "model: a damaged skftrl model file: no 'input', 'training' in it"),
-        ({"c.csv": with_line(CLICK_LINES, 20, b"31,r\xe9d,yes,0.5,city1\n")},
-         ["train", "c.csv", "--label-column", "clicked", "--model", "m"],
-         "c.csv:20: byte 0xe9 at column 5 is not UTF-8 text (invalid continuation byte)"),
-        ({"c.csv": CLICK_LINES}, ["train", "c.csv", "--label-column", "clicked",
-                                  "--ignore", "colour", "--model", "m"],
-         "c.csv:1: --ignore: no column 'colour' in the header (the columns are: age, color, "
-         "clicked, score, city)"),
-        ({"c.csv": [CLICK_LINES[0].replace("\n", ",w\n")]
-          + [line.replace("\n", ",1\n") for line in CLICK_LINES[1:6]] + ["30,red,no,0.1,x,-2\n"]},
-         ["train", "c.csv", "--label-column", "clicked", "--weight-column", "w", "--model", "m"],
-         "c.csv:7: the weight '-2' is negative"),
+        (
+            {"model": "a damaged dict"},
+            ["inspect", "--model", "model"],
+            "model: a damaged skftrl model file: no 'input', 'training' in it",
+        ),
+        (
+            {"c.csv": with_line(CLICK_LINES, 20, b"31,r\xe9d,yes,0.5,city1\n")},
+            ["train", "c.csv", "--label-column", "clicked", "--model", "m"],
+            "c.csv:20: byte 0xe9 at column 5 is not UTF-8 text (invalid continuation byte)",
+        ),
+        (
+            {"c.csv": CLICK_LINES},
+            ["train", "c.csv", "--label-column", "clicked", "--ignore", "colour", "--model", "m"],
+            "c.csv:1: --ignore: no column 'colour' in the header (the columns are: age, color, "
+            "clicked, score, city)",
+        ),
+        (
+            {
+                "c.csv": [CLICK_LINES[0].replace("\n", ",w\n")]
+                + [line.replace("\n", ",1\n") for line in CLICK_LINES[1:6]]
+                + ["30,red,no,0.1,x,-2\n"]
+            },
+            [
+                "train",
+                "c.csv",
+                "--label-column",
+                "clicked",
+                "--weight-column",
+                "w",
+                "--model",
+                "m",
+            ],
+            "c.csv:7: the weight '-2' is negative",
+        ),
     ],
 )
 def test_bad_files_of_the_new_options(tmp_path, files, args, expected):
@@ -1027,16 +1268,39 @@ def test_help_and_version_start_without_scientific_imports():
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('numpy', 'scipy', 'sklearn', 'joblib') if m in sys.modules))"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env=environment(), timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=300,
+    )
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
 
 
 # ---------------------------------- factorization machines (issue 13)
-FM_OPTIONS = ["--factors", 3, "--init-stdev", 0.05, "--factor-learning-rate", 0.2,
-              "--factor-l2", 0.01, "--random-state", 7, "--engine", "numpy"]
-FM_PARAMS = {"n_components": 3, "init_stdev": 0.05, "factor_learning_rate": 0.2,
-             "factor_l2": 0.01, "random_state": 7, "engine": "numpy"}
+FM_OPTIONS = [
+    "--factors",
+    3,
+    "--init-stdev",
+    0.05,
+    "--factor-learning-rate",
+    0.2,
+    "--factor-l2",
+    0.01,
+    "--random-state",
+    7,
+    "--engine",
+    "numpy",
+]
+FM_PARAMS = {
+    "n_components": 3,
+    "init_stdev": 0.05,
+    "factor_learning_rate": 0.2,
+    "factor_l2": 0.01,
+    "random_state": 7,
+    "engine": "numpy",
+}
 
 
 def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path):
@@ -1044,17 +1308,37 @@ def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path
     write(tmp_path / "a.svm", lines[:600])
     write(tmp_path / "b.svm", lines[600:])
     test = write(tmp_path / "t.svm", shipped_lines("a9a.t.gz")[:300])
-    result = run("train", "a.svm", "--model", "fm.joblib", "--n-features", 123,
-                 "--chunk-size", 250, *FM_OPTIONS, cwd=tmp_path)
+    result = run(
+        "train",
+        "a.svm",
+        "--model",
+        "fm.joblib",
+        "--n-features",
+        123,
+        "--chunk-size",
+        250,
+        *FM_OPTIONS,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
-    reference = chunked_partial_fit(FMClassifier(**FM_PARAMS), X[:600], y[:600], 250,
-                                    classes=[-1, 1])
+    reference = chunked_partial_fit(
+        FMClassifier(**FM_PARAMS), X[:600], y[:600], 250, classes=[-1, 1]
+    )
     assert_same_state(joblib.load(tmp_path / "fm.joblib"), reference)
 
     # -i continues the factorization machine as partial_fit does.
-    resumed = run_here("train", "b.svm", "-i", "fm.joblib", "--model", "fm2.joblib",
-                       "--chunk-size", 250, cwd=tmp_path)
+    resumed = run_here(
+        "train",
+        "b.svm",
+        "-i",
+        "fm.joblib",
+        "--model",
+        "fm2.joblib",
+        "--chunk-size",
+        250,
+        cwd=tmp_path,
+    )
     assert resumed.returncode == 0, resumed.stderr
     chunked_partial_fit(reference, X[600:], y[600:], 250)
     model = joblib.load(tmp_path / "fm2.joblib")
@@ -1071,9 +1355,23 @@ def test_factors_train_the_fm_of_partial_fit_and_every_command_reads_it(tmp_path
     # A regression FM, and the skops format with only skftrl's types in it.
     sio = pytest.importorskip("skops.io")
     # Without --random-state, the initial factors are those of random_state=0.
-    regress = run_here("train", "a.svm", "--model", "fm.skops", "--n-features", 123,
-                       "--task", "regress", "--chunk-size", 250, "--factors", 2,
-                       "--engine", "numpy", cwd=tmp_path)
+    regress = run_here(
+        "train",
+        "a.svm",
+        "--model",
+        "fm.skops",
+        "--n-features",
+        123,
+        "--task",
+        "regress",
+        "--chunk-size",
+        250,
+        "--factors",
+        2,
+        "--engine",
+        "numpy",
+        cwd=tmp_path,
+    )
     assert regress.returncode == 0, regress.stderr
     loaded = sio.load(tmp_path / "fm.skops", trusted=["skftrl._fm.FMRegressor"])
     regressor = FMRegressor(n_components=2, random_state=0, engine="numpy")
@@ -1106,8 +1404,10 @@ def brute_force_interactions(model, X, top, name):
                 value = float(np.dot(V[output, i], V[output, j]))
                 pairs.append((-abs(value), output, i, j, value))
     where = (lambda output: f"{model.classes_[output]:g}") if V.shape[0] > 1 else (lambda _: None)
-    return [(round(value, 6), where(output), name(i), name(j))
-            for _, output, i, j, value in sorted(pairs)[:top]]
+    return [
+        (round(value, 6), where(output), name(i), name(j))
+        for _, output, i, j, value in sorted(pairs)[:top]
+    ]
 
 
 @pytest.mark.parametrize("data", ["a9a", "dna"])
@@ -1117,8 +1417,9 @@ def test_inspect_lists_the_strongest_interactions_of_every_pair(tmp_path, data):
     else:  # three classes: one set of factors per class
         lines, options = shipped_lines("dna.scale.gz")[:300], []
     train = write(tmp_path / "train.svm", lines)
-    result = run_here("train", train, "--model", tmp_path / "m", *options, *FM_OPTIONS,
-                      "--init-stdev", 0.3)
+    result = run_here(
+        "train", train, "--model", tmp_path / "m", *options, *FM_OPTIONS, "--init-stdev", 0.3
+    )
     assert result.returncode == 0, result.stderr
     model = joblib.load(tmp_path / "m")
     X, _ = load_svmlight_file(str(train), n_features=model.n_features_in_)
@@ -1133,8 +1434,18 @@ def test_inspect_lists_the_strongest_interactions_of_every_pair(tmp_path, data):
 def test_inspect_names_interactions_of_hashed_csv_features(tmp_path):
     rows = click_rows(400, seed=8)
     write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city"])
-    result = run_here("train", "c.csv", "--label-column", "clicked", "--hash-bits", 16,
-                      "--model", "m", *FM_OPTIONS, cwd=tmp_path)
+    result = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--hash-bits",
+        16,
+        "--model",
+        "m",
+        *FM_OPTIONS,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     # The names, hashed independently (no two share a column at 2**16).
     names = {"age", "score", "color=red", "color=green", "color=blue"}
@@ -1151,8 +1462,18 @@ def test_inspect_names_interactions_of_hashed_csv_features(tmp_path):
 
 def test_inspect_bounds_the_interactions_it_leaves_out(tmp_path, monkeypatch):
     write(tmp_path / "train.svm", A9A_3000[:400])
-    result = run_here("train", "train.svm", "--model", "m", "--n-features", 123,
-                      *FM_OPTIONS, "--init-stdev", 0.3, cwd=tmp_path)
+    result = run_here(
+        "train",
+        "train.svm",
+        "--model",
+        "m",
+        "--n-features",
+        123,
+        *FM_OPTIONS,
+        "--init-stdev",
+        0.3,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     monkeypatch.setattr(skftrl._cli, "MAX_INTERACTION_CANDIDATES", 20)
     shown = run_here("inspect", "--model", "m", "--top", 300, cwd=tmp_path)
@@ -1183,17 +1504,17 @@ def test_the_strongest_interactions_are_found_beyond_the_largest_norms():
     gram = factors @ factors.T
     a, b = np.triu_indices(200, 1)
     strongest = np.argsort(-np.abs(gram[a, b]), kind="stable")[:5]
-    assert [(first, second) for _, first, second in pairs] == [
-        (a[i], b[i]) for i in strongest
-    ]
-    assert np.allclose([value for value, _, _ in pairs], gram[a[strongest], b[strongest]],
-                       rtol=1e-12, atol=0)
+    assert [(first, second) for _, first, second in pairs] == [(a[i], b[i]) for i in strongest]
+    assert np.allclose(
+        [value for value, _, _ in pairs], gram[a[strongest], b[strongest]], rtol=1e-12, atol=0
+    )
     assert left_out is None
 
 
 # ----------------------------------------- the held-out rows (issue 14)
-def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, tol=1e-4,
-                    weights=None, **fit_params):
+def by_hand_holdout(
+    model, X, y, chunk_size, period, passes, n_iter_no_change, tol=1e-4, weights=None, **fit_params
+):
     """Learn the rows not held out (rows period, 2 period, ... counted from 1 are)
     chunk by chunk, pass by pass; after each pass the held-out log loss. Stop
     when it has not improved on the lowest by tol for n_iter_no_change passes;
@@ -1209,8 +1530,12 @@ def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, t
             if weights is not None:
                 fit_params["sample_weight"] = weights[rows]
             model.partial_fit(X[rows], y[rows], **fit_params)
-        loss = log_loss(y[held], model.predict_proba(X[held]), labels=model.classes_,
-                        sample_weight=None if weights is None else weights[held])
+        loss = log_loss(
+            y[held],
+            model.predict_proba(X[held]),
+            labels=model.classes_,
+            sample_weight=None if weights is None else weights[held],
+        )
         improved = loss < min(losses, default=np.inf) - tol
         passes_without_improvement = 0 if improved else passes_without_improvement + 1
         losses.append(loss)
@@ -1224,8 +1549,11 @@ def by_hand_holdout(model, X, y, chunk_size, period, passes, n_iter_no_change, t
 def check_holdout(result, model_path, best, losses, passes):
     assert result.returncode == 0, result.stderr
     text = result.stdout if isinstance(result.stdout, str) else result.stdout.decode()
-    printed = re.findall(rf"pass \d+/{passes}: progressive log loss [0-9.]+, "
-                         r"held-out log loss ([0-9.]+)", text)
+    printed = re.findall(
+        rf"pass \d+/{passes}: progressive log loss [0-9.]+, "
+        r"held-out log loss ([0-9.]+)",
+        text,
+    )
     assert [float(loss) for loss in printed] == list(np.round(losses, 6))
     model = joblib.load(model_path)
     assert_same_state(model, best)
@@ -1242,22 +1570,47 @@ def test_holdout_keeps_the_best_pass_on_a_file_and_on_stdin(tmp_path):
     lines = A9A_3000[:500]
     write(tmp_path / "a.svm", lines)
     X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=123)
-    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 2,
-                                   classes=[-1, 1])
-    args = ["--chunk-size", 150, "--learning-rate", 0.5, "--passes", 10,
-            "--holdout-period", 4, "--n-features", 123]
+    best, losses = by_hand_holdout(
+        FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 2, classes=[-1, 1]
+    )
+    args = [
+        "--chunk-size",
+        150,
+        "--learning-rate",
+        0.5,
+        "--passes",
+        10,
+        "--holdout-period",
+        4,
+        "--n-features",
+        123,
+    ]
     # A file: a first pass finds the classes, its chunks cached.
     trained = run("train", "a.svm", *args, "--n-iter-no-change", 2, "--model", "m", cwd=tmp_path)
     check_holdout(trained, tmp_path / "m", best, losses, 10)
     # Standard input: the first pass reads the text, the next ones the cache.
     # With this tol, passes whose loss is above the lowest by less than tol
     # do not count as improvements; the kept pass is still the lowest's.
-    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 3,
-                                   tol=0.005, classes=[-1, 1])
+    best, losses = by_hand_holdout(
+        FTRLClassifier(learning_rate=0.5), X, y, 150, 4, 10, 3, tol=0.005, classes=[-1, 1]
+    )
     piped = subprocess.run(
-        command("train", "-", *args, "--classes=-1,1", "--model", "s", "--tol", 0.005,
-                "--n-iter-no-change", 3),
-        input=b"".join(lines), capture_output=True, cwd=tmp_path, env=environment(),
+        command(
+            "train",
+            "-",
+            *args,
+            "--classes=-1,1",
+            "--model",
+            "s",
+            "--tol",
+            0.005,
+            "--n-iter-no-change",
+            3,
+        ),
+        input=b"".join(lines),
+        capture_output=True,
+        cwd=tmp_path,
+        env=environment(),
         timeout=300,
     )
     check_holdout(piped, tmp_path / "s", best, losses, 10)
@@ -1268,22 +1621,63 @@ def test_holdout_continues_a_model_and_trains_a_factorization_machine(tmp_path):
     write(tmp_path / "first.svm", A9A_3000[500:800])
     write(tmp_path / "a.svm", A9A_3000[:500])
     X, y = load_svmlight_file(io.BytesIO(b"".join(A9A_3000[:800])), n_features=123)
-    first = run_here("train", "first.svm", "--model", "first", "--n-features", 123,
-                     "--learning-rate", 0.5, cwd=tmp_path)
+    first = run_here(
+        "train",
+        "first.svm",
+        "--model",
+        "first",
+        "--n-features",
+        123,
+        "--learning-rate",
+        0.5,
+        cwd=tmp_path,
+    )
     assert first.returncode == 0, first.stderr
     initial = FTRLClassifier(learning_rate=0.5).partial_fit(X[500:], y[500:], classes=[-1, 1])
     best, losses = by_hand_holdout(initial, X[:500], y[:500], 200, 5, 10, 2)
-    resumed = run_here("train", "a.svm", "-i", "first", "--model", "m", "--chunk-size", 200,
-                       "--passes", 10, "--holdout-period", 5, "--n-iter-no-change", 2,
-                       cwd=tmp_path)
+    resumed = run_here(
+        "train",
+        "a.svm",
+        "-i",
+        "first",
+        "--model",
+        "m",
+        "--chunk-size",
+        200,
+        "--passes",
+        10,
+        "--holdout-period",
+        5,
+        "--n-iter-no-change",
+        2,
+        cwd=tmp_path,
+    )
     check_holdout(resumed, tmp_path / "m", best, losses, 10)
 
     fm = FMClassifier(**{**FM_PARAMS, "init_stdev": 0.3}, learning_rate=0.5)
     best, losses = by_hand_holdout(fm, X[:500], y[:500], 200, 4, 8, 1, classes=[-1, 1])
-    trained = run_here("train", "a.svm", "--model", "fm", "--n-features", 123, *FM_OPTIONS,
-                       "--init-stdev", 0.3, "--learning-rate", 0.5, "--chunk-size", 200,
-                       "--passes", 8, "--holdout-period", 4, "--n-iter-no-change", 1,
-                       cwd=tmp_path)
+    trained = run_here(
+        "train",
+        "a.svm",
+        "--model",
+        "fm",
+        "--n-features",
+        123,
+        *FM_OPTIONS,
+        "--init-stdev",
+        0.3,
+        "--learning-rate",
+        0.5,
+        "--chunk-size",
+        200,
+        "--passes",
+        8,
+        "--holdout-period",
+        4,
+        "--n-iter-no-change",
+        1,
+        cwd=tmp_path,
+    )
     check_holdout(trained, tmp_path / "fm", best, losses, 8)
 
 
@@ -1294,15 +1688,43 @@ def test_holdout_of_weighted_csv_rows(tmp_path):
     for row in rows:
         row["weight"] = f"{rng.choice([0, 0.5, 1, 3])}"
     write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city", "weight"])
-    result = run_here("train", "c.csv", "--label-column", "clicked", "--weight-column",
-                      "weight", "--hash-bits", 12, "--chunk-size", 200, "--learning-rate", 2,
-                      "--passes", 6, "--holdout-period", 3, "--n-iter-no-change", 1,
-                      "--model", "m", cwd=tmp_path)
+    result = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--weight-column",
+        "weight",
+        "--hash-bits",
+        12,
+        "--chunk-size",
+        200,
+        "--learning-rate",
+        2,
+        "--passes",
+        6,
+        "--holdout-period",
+        3,
+        "--n-iter-no-change",
+        1,
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     weights = np.array([float(row["weight"]) for row in rows])
     y = np.array([row["clicked"] for row in rows])
-    best, losses = by_hand_holdout(FTRLClassifier(learning_rate=2.0), hashed_reference(rows, 12),
-                                   y, 200, 3, 6, 1, weights=weights, classes=["no", "yes"])
+    best, losses = by_hand_holdout(
+        FTRLClassifier(learning_rate=2.0),
+        hashed_reference(rows, 12),
+        y,
+        200,
+        3,
+        6,
+        1,
+        weights=weights,
+        classes=["no", "yes"],
+    )
     model = joblib.load(tmp_path / "m")
     assert_same_state(model, best)
     assert np.allclose(model.training_log_[-1]["held_out_losses"], losses, rtol=1e-12, atol=0)
@@ -1313,32 +1735,60 @@ def test_holdout_of_weighted_csv_rows(tmp_path):
     [
         (["--factors", "0"], "argument --factors: must be 1 or more, got 0"),
         (["--factors", "two"], "argument --factors: not an integer: 'two'"),
-        (["--factors", "2", "--init-stdev", "-1"],
-         "The 'init_stdev' parameter of FMClassifier must be"),
-        (["--factors", "2", "--factor-learning-rate", "0"],
-         "The 'factor_learning_rate' parameter of FMClassifier must be"),
-        (["--factors", "2", "--factor-l2", "-0.5"],
-         "The 'factor_l2' parameter of FMClassifier must be"),
-        (["--factor-l2", "0.1", "--random-state", "3"],
-         "--factor-l2, --random-state are for factorization machines: add --factors K"),
-        (["--factors", "2", "-i", "linear"],
-         ("--initial-model linear is a linear model: a model continued with -i keeps its "
-          "factors (leave out --factors)")),
-        (["--factors", "5", "-i", "fm"],
-         ("--initial-model fm is 3 factors a feature: a model continued with -i keeps its "
-          "factors")),
-        (["-i", "fm", "--random-state", "1"],
-         ("--random-state draws the initial factors of a new model; those of "
-          "--initial-model fm are drawn already")),
-        (["--holdout-period", "1"],
-         "argument --holdout-period: must be 2 or more (every K-th row is held out"),
+        (
+            ["--factors", "2", "--init-stdev", "-1"],
+            "The 'init_stdev' parameter of FMClassifier must be",
+        ),
+        (
+            ["--factors", "2", "--factor-learning-rate", "0"],
+            "The 'factor_learning_rate' parameter of FMClassifier must be",
+        ),
+        (
+            ["--factors", "2", "--factor-l2", "-0.5"],
+            "The 'factor_l2' parameter of FMClassifier must be",
+        ),
+        (
+            ["--factor-l2", "0.1", "--random-state", "3"],
+            "--factor-l2, --random-state are for factorization machines: add --factors K",
+        ),
+        (
+            ["--factors", "2", "-i", "linear"],
+            (
+                "--initial-model linear is a linear model: a model continued with -i keeps its "
+                "factors (leave out --factors)"
+            ),
+        ),
+        (
+            ["--factors", "5", "-i", "fm"],
+            (
+                "--initial-model fm is 3 factors a feature: a model continued with -i keeps its "
+                "factors"
+            ),
+        ),
+        (
+            ["-i", "fm", "--random-state", "1"],
+            (
+                "--random-state draws the initial factors of a new model; those of "
+                "--initial-model fm are drawn already"
+            ),
+        ),
+        (
+            ["--holdout-period", "1"],
+            "argument --holdout-period: must be 2 or more (every K-th row is held out",
+        ),
         (["--holdout-period", "0.5"], "argument --holdout-period: not an integer: '0.5'"),
-        (["--n-iter-no-change", "3"],
-         "--n-iter-no-change stops the passes on the held-out loss: add --holdout-period K"),
-        (["--holdout-period", "3", "--n-iter-no-change", "0"],
-         "argument --n-iter-no-change: must be 1 or more, got 0"),
-        (["--holdout-period", "3", "--tol", "-1"],
-         "The 'tol' parameter of FTRLClassifier must be"),
+        (
+            ["--n-iter-no-change", "3"],
+            "--n-iter-no-change stops the passes on the held-out loss: add --holdout-period K",
+        ),
+        (
+            ["--holdout-period", "3", "--n-iter-no-change", "0"],
+            "argument --n-iter-no-change: must be 1 or more, got 0",
+        ),
+        (
+            ["--holdout-period", "3", "--tol", "-1"],
+            "The 'tol' parameter of FTRLClassifier must be",
+        ),
     ],
 )
 def test_bad_factor_and_holdout_options_exit_with_2_and_write_nothing(tmp_path, args, expected):
@@ -1357,6 +1807,8 @@ def test_a_holdout_period_longer_than_the_file_is_an_error(tmp_path):
     write(tmp_path / "a.svm", A9A_3000[:40])
     result = run_here("train", "a.svm", "--model", "m", "--holdout-period", 41, cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr == ("skftrl: error: a.svm: --holdout-period 41 holds out no row: the "
-                             "file has 40 data rows, fewer than 41\n")
+    assert result.stderr == (
+        "skftrl: error: a.svm: --holdout-period 41 holds out no row: the "
+        "file has 40 data rows, fewer than 41\n"
+    )
     assert os.listdir(tmp_path) == ["a.svm"]

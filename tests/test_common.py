@@ -33,8 +33,14 @@ ESTIMATORS = [
 # every regression loss, float32 state and early stopping).
 ESTIMATORS += [
     FMClassifier(),
-    FMClassifier(n_components=2, factor_l2=0.01, l1=0.1, factor_learning_rate=0.05,
-                 fit_intercept=False, shuffle=False),
+    FMClassifier(
+        n_components=2,
+        factor_l2=0.01,
+        l1=0.1,
+        factor_learning_rate=0.05,
+        fit_intercept=False,
+        shuffle=False,
+    ),
     FMRegressor(loss="huber", epsilon=1.0, n_components=3),
     FMRegressor(loss="poisson", init_stdev=0.01, dtype=np.float32, early_stopping=True),
     # The FM's mini-batch pass (numpy whatever the engine; max_iter=10

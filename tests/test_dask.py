@@ -33,13 +33,16 @@ pytestmark = pytest.mark.filterwarnings("ignore:Sending large graph:UserWarning"
 @pytest.fixture(scope="module")
 def client():
     """A real two-worker cluster on loopback, shut down after this module."""
-    with distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -91,9 +94,7 @@ def ran_on_workers(stream, client, name):
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense-chunks", "csr-chunks"])
-def test_incremental_over_a_dask_array_equals_partial_fit_over_its_chunks(
-    client, a9a, sparse
-):
+def test_incremental_over_a_dask_array_equals_partial_fit_over_its_chunks(client, a9a, sparse):
     X, y = a9a
     X_local = X if sparse else X.toarray()
     # asarray=False keeps each chunk a scipy CSR matrix.
@@ -120,9 +121,7 @@ def test_incremental_over_a_dask_array_equals_partial_fit_over_its_chunks(
     assert np.array_equal(incremental.predict(X_dask).compute(), expected.predict(X_local))
 
 
-def test_incremental_over_a_dask_dataframe_equals_partial_fit_over_its_partitions(
-    client, a9a
-):
+def test_incremental_over_a_dask_dataframe_equals_partial_fit_over_its_partitions(client, a9a):
     X, y = a9a
     columns = [f"feature_{i}" for i in range(X.shape[1])]
     frame = pd.DataFrame(X.toarray(), columns=columns)

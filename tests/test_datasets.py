@@ -46,9 +46,7 @@ def test_bike_sharing_arrays_match_the_file(bike_rows):
     assert_array_equal(bunch.target, counts)
     # The Readme: cnt is the sum of the casual and registered users, which is
     # why those two columns must not be features.
-    casual_plus_registered = [
-        int(row["casual"]) + int(row["registered"]) for row in bike_rows
-    ]
+    casual_plus_registered = [int(row["casual"]) + int(row["registered"]) for row in bike_rows]
     assert_array_equal(bunch.target, casual_plus_registered)
     assert bunch.target.dtype == np.float64 and bunch.data.dtype == np.float64
 

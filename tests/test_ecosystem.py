@@ -88,10 +88,27 @@ def test_a9a_decodes_to_uci_adult(a9a):
     # Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40,
     # United-States, <=50K.
     first = frame.iloc[0]
-    assert [first[c] for c in ["workclass", "education", "marital-status", "occupation",
-                               "relationship", "race", "sex", "native-country"]] == [
-        "State-gov", "Bachelors", "Never-married", "Adm-clerical", "Not-in-family",
-        "White", "Male", "United-States",
+    assert [
+        first[c]
+        for c in [
+            "workclass",
+            "education",
+            "marital-status",
+            "occupation",
+            "relationship",
+            "race",
+            "sex",
+            "native-country",
+        ]
+    ] == [
+        "State-gov",
+        "Bachelors",
+        "Never-married",
+        "Adm-clerical",
+        "Not-in-family",
+        "White",
+        "Male",
+        "United-States",
     ]
     assert (first["capital-gain"], first["capital-loss"]) == ("positive", "zero")
     assert y[0] == -1
@@ -105,18 +122,18 @@ def test_one_hot_encoder_in_a_column_transformer_learns_the_same_model(a9a):
     pipeline = make_pipeline(encoder, ftrl(l1=1.0)).fit(a9a_frame(X), y)
     direct = ftrl(l1=1.0).fit(X, y)
     assert_same_state(pipeline[-1], direct)
-    assert np.array_equal(
-        pipeline.predict_proba(a9a_frame(X_test)), direct.predict_proba(X_test)
-    )
+    assert np.array_equal(pipeline.predict_proba(a9a_frame(X_test)), direct.predict_proba(X_test))
 
 
 def test_column_transformer_with_categorical_and_numeric_columns_learns(a9a):
     X, y, X_test, y_test = a9a
     nominal = [c for c in ADULT_COLUMNS if c not in ADULT_BINNED]
-    encoder = ColumnTransformer([
-        ("onehot", OneHotEncoder(handle_unknown="ignore"), nominal),
-        ("scale", StandardScaler(), ADULT_BINNED),  # bin numbers as numbers
-    ])
+    encoder = ColumnTransformer(
+        [
+            ("onehot", OneHotEncoder(handle_unknown="ignore"), nominal),
+            ("scale", StandardScaler(), ADULT_BINNED),  # bin numbers as numbers
+        ]
+    )
     pipeline = make_pipeline(encoder, ftrl()).fit(a9a_mixed_frame(X), y)
     loss = log_loss(y_test, pipeline.predict_proba(a9a_mixed_frame(X_test)))
     # The same rows one-hot encoded (a9a itself), and a constant prediction.
@@ -167,7 +184,9 @@ def test_hashing_vectorizer_on_dna_sequences_learns_like_one_hot_positions(dna):
     def table(sequences):
         return pd.DataFrame([list(s) for s in sequences]).rename(columns=lambda p: f"p{p}")
 
-    one_hot = make_pipeline(OneHotEncoder(handle_unknown="ignore"), ftrl()).fit(table(sequences), y)
+    one_hot = make_pipeline(OneHotEncoder(handle_unknown="ignore"), ftrl()).fit(
+        table(sequences), y
+    )
     names = [name.replace("_", "=") for name in one_hot[0].get_feature_names_out()]
     assert len(names) == 240  # 60 positions, 4 bases
     # HashingVectorizer hashes the analyzer's tokens as FeatureHasher does strings.
@@ -203,17 +222,31 @@ def test_a_stateless_pipeline_streams_through_its_last_step(a9a):
 # ---------------------------------------------------------- model selection
 SEARCHES = {
     "grid": lambda n_jobs: GridSearchCV(
-        ftrl(), {"l1": [0.0, 2.0], "learning_rate": [0.05, 0.3]},
-        cv=3, scoring="neg_log_loss", n_jobs=n_jobs,
+        ftrl(),
+        {"l1": [0.0, 2.0], "learning_rate": [0.05, 0.3]},
+        cv=3,
+        scoring="neg_log_loss",
+        n_jobs=n_jobs,
     ),
     "randomized": lambda n_jobs: RandomizedSearchCV(
-        ftrl(), {"l1": uniform(0, 3), "learning_rate": loguniform(0.02, 0.5)},
-        n_iter=4, cv=3, scoring="neg_log_loss", random_state=0, n_jobs=n_jobs,
+        ftrl(),
+        {"l1": uniform(0, 3), "learning_rate": loguniform(0.02, 0.5)},
+        n_iter=4,
+        cv=3,
+        scoring="neg_log_loss",
+        random_state=0,
+        n_jobs=n_jobs,
     ),
     "halving": lambda n_jobs: HalvingRandomSearchCV(
-        ftrl(), {"l1": uniform(0, 3), "learning_rate": loguniform(0.02, 0.5)},
-        n_candidates=6, factor=2, min_resources=150, cv=3, scoring="neg_log_loss",
-        random_state=0, n_jobs=n_jobs,
+        ftrl(),
+        {"l1": uniform(0, 3), "learning_rate": loguniform(0.02, 0.5)},
+        n_candidates=6,
+        factor=2,
+        min_resources=150,
+        cv=3,
+        scoring="neg_log_loss",
+        random_state=0,
+        n_jobs=n_jobs,
     ),
 }
 
@@ -259,7 +292,9 @@ def test_isotonic_calibration_of_a_frozen_model_is_isotonic_regression(a9a):
     proba = calibrated.predict_proba(X_test)
     assert_allclose(proba[:, 1], expected, rtol=1e-12, atol=1e-15)
     assert_allclose(proba.sum(axis=1), 1.0)
-    assert log_loss(y_test, np.clip(proba, 1e-15, 1)) < log_loss(y_test, np.full(len(y_test), 0.24))
+    assert log_loss(y_test, np.clip(proba, 1e-15, 1)) < log_loss(
+        y_test, np.full(len(y_test), 0.24)
+    )
 
 
 def test_calibration_with_cross_validation_trains_each_fold_as_a_direct_fit(dna):
@@ -332,10 +367,13 @@ def test_routing_sample_weight_to_fit_and_score_through_a_grid_search(a9a):
     assert_different_state(search.best_estimator_, clone(best).fit(X, y))
 
 
-@pytest.mark.parametrize("Estimator, partial_fit_metadata", [
-    (FTRLClassifier, {"classes": None, "sample_weight": True}),
-    (FTRLRegressor, {"sample_weight": True}),
-])
+@pytest.mark.parametrize(
+    "Estimator, partial_fit_metadata",
+    [
+        (FTRLClassifier, {"classes": None, "sample_weight": True}),
+        (FTRLRegressor, {"sample_weight": True}),
+    ],
+)
 def test_estimators_can_request_metadata_for_partial_fit(Estimator, partial_fit_metadata):
     # BaseEstimator derives set_partial_fit_request from partial_fit's signature.
     with config_context(enable_metadata_routing=True):
@@ -363,9 +401,13 @@ def test_routing_sample_weight_to_partial_fit_one_vs_rest(dna):
         assert_different_state(binary, unweighted)
 
 
-@pytest.mark.parametrize("Meta, Estimator", [
-    (MultiOutputClassifier, FTRLClassifier), (MultiOutputRegressor, FTRLRegressor),
-])
+@pytest.mark.parametrize(
+    "Meta, Estimator",
+    [
+        (MultiOutputClassifier, FTRLClassifier),
+        (MultiOutputRegressor, FTRLRegressor),
+    ],
+)
 def test_routing_sample_weight_to_partial_fit_multi_output(Meta, Estimator, a9a):
     # Two targets from a9a: income (the label) and sex (its columns removed from X).
     X, y, _, _ = a9a

@@ -61,7 +61,9 @@ def test_numba_and_numpy_agree_for_regression(loss):
     X = rng.binomial(1, 0.3, size=(500, 20)) * rng.normal(size=(500, 20))
     y = rng.poisson(np.exp(X @ rng.normal(scale=0.3, size=20))).astype(float)
     models = [
-        FTRLRegressor(loss=loss, engine=engine, l1=0.2, max_iter=2, tol=None, random_state=0).fit(X, y)
+        FTRLRegressor(loss=loss, engine=engine, l1=0.2, max_iter=2, tol=None, random_state=0).fit(
+            X, y
+        )
         for engine in ("numpy", "numba")
     ]
     assert_same_state(*models)
@@ -175,7 +177,9 @@ def test_compiled_weights_equal_the_numpy_weights(hyper, order, dtype):
     from skftrl._engines import LinearState, Parameters, get_engine, get_loss
 
     rng = np.random.default_rng(0)
-    z = np.asarray(rng.normal(scale=0.5, size=(3, 200)) * (rng.random((3, 200)) < 0.5), order=order)
+    z = np.asarray(
+        rng.normal(scale=0.5, size=(3, 200)) * (rng.random((3, 200)) < 0.5), order=order
+    )
     n = np.asarray(rng.exponential(size=(3, 200)), order=order)
     z[0, :5] = 0.0
     n[0, :5] = 0.0  # with beta = l2 = 0, a zero denominator
@@ -233,9 +237,9 @@ def test_numba_with_mini_batches_is_refused_when_the_parameters_are_checked(meth
     # Before the data is even looked at (this X is not numeric).
     model = FTRLClassifier(engine="numba", batch_size=8)
     with pytest.raises(ValueError, match="engine='numba'.*batch_size=1; got batch_size=8"):
-        getattr(model, method)([["not", "numbers"]], [0], **(
-            {"classes": [0, 1]} if method == "partial_fit" else {}
-        ))
+        getattr(model, method)(
+            [["not", "numbers"]], [0], **({"classes": [0, 1]} if method == "partial_fit" else {})
+        )
 
 
 def test_batch_size_and_engine_changed_between_calls_are_applied():
@@ -274,8 +278,11 @@ def test_a_parameter_of_the_state_s_creation_changed_later_is_rejected(make_mode
     original = model.get_params()[name]
     fit_kwargs = {"classes": [0, 1]} if hasattr(model, "predict_proba") else {}
     model.partial_fit(X, y, **fit_kwargs)
-    before = {key: np.copy(array) for key, array in model.__dict__.items()
-              if isinstance(array, np.ndarray)}
+    before = {
+        key: np.copy(array)
+        for key, array in model.__dict__.items()
+        if isinstance(array, np.ndarray)
+    }
     model.set_params(**{name: value})
     with pytest.raises(ValueError, match=f"{name}={value!r} differs from"):
         model.partial_fit(X, y)

@@ -120,10 +120,12 @@ def test_float32_state_with_tiny_gradients_and_a_tiny_denominator(engine, beta, 
     X = np.array([[1.0, 2.0], [1.0, 1.0], [3.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
     weights = np.full(5, weight)
     for model in (
-        FTRLRegressor(loss="huber", epsilon=1.0, beta=beta, l2=l2, dtype=np.float32, **params)
-        .partial_fit(X, [1.0, 0.0, 0.0, 0.0, 0.0], sample_weight=weights),
-        FTRLClassifier(beta=beta, l2=l2, dtype=np.float32, **params)
-        .partial_fit(X, [1, 0, 0, 0, 0], classes=[0, 1], sample_weight=weights),
+        FTRLRegressor(
+            loss="huber", epsilon=1.0, beta=beta, l2=l2, dtype=np.float32, **params
+        ).partial_fit(X, [1.0, 0.0, 0.0, 0.0, 0.0], sample_weight=weights),
+        FTRLClassifier(beta=beta, l2=l2, dtype=np.float32, **params).partial_fit(
+            X, [1, 0, 0, 0, 0], classes=[0, 1], sample_weight=weights
+        ),
     ):
         for name in STATE:
             assert np.all(np.isfinite(getattr(model, name))), name
@@ -315,7 +317,11 @@ def test_margins_beyond_the_float_range_are_clamped_to_it(engine_params, task):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = model_for(
-            task, learning_rate=5.0, random_state=0, max_iter=3, early_stopping=False,
+            task,
+            learning_rate=5.0,
+            random_state=0,
+            max_iter=3,
+            early_stopping=False,
             **engine_params,
         )
         model.fit(X, y)
@@ -499,8 +505,11 @@ def test_a_float32_n_stops_growing_near_2_to_the_24_squared_gradients(
     y = np.full(n_rows, 1e6)  # every residual beyond epsilon: each gradient is exactly -1
     models = {
         dtype: FTRLRegressor(
-            loss="huber", epsilon=1.0, initial_accumulator_value=start, dtype=dtype,
-            **engine_params
+            loss="huber",
+            epsilon=1.0,
+            initial_accumulator_value=start,
+            dtype=dtype,
+            **engine_params,
         ).partial_fit(X, y)
         for dtype in (np.float32, np.float64)
     }
@@ -549,7 +558,10 @@ EMPTY_CALLS = [
     ("predict", lambda m, X, y: m.predict(X[:0])),
     ("decision_function", lambda m, X, y: m.decision_function(X[:0])),
     ("predict_proba", lambda m, X, y: m.predict_proba(X[:0])),
-    ("all-zero-sample-weight", lambda m, X, y: m.partial_fit(X, y, sample_weight=np.zeros(len(y)))),
+    (
+        "all-zero-sample-weight",
+        lambda m, X, y: m.partial_fit(X, y, sample_weight=np.zeros(len(y))),
+    ),
 ]
 
 

@@ -189,8 +189,14 @@ def test_true_keeps_the_lowest_loss_and_refit_the_last_pass_within_tol_of_it():
     tol = (np.sort(losses[best:])[0] + np.sort(losses[best:])[1]) / 2 - losses.min()
     last_within_tol = max(p for p in range(1, 9) if losses[p - 1] <= losses.min() + tol)
     assert best < last_within_tol < 8
-    params = dict(shuffle=False, max_iter=8, tol=tol, n_iter_no_change=8, random_state=3,
-                  validation_fraction=0.2)
+    params = dict(
+        shuffle=False,
+        max_iter=8,
+        tol=tol,
+        n_iter_no_change=8,
+        random_state=3,
+        validation_fraction=0.2,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is reached
         stopped = FTRLClassifier(early_stopping=True, **params).fit(X, y)
@@ -245,8 +251,9 @@ def test_a_class_of_one_row_falls_back_to_an_unstratified_split():
     stopped = FTRLClassifier(early_stopping=True, shuffle=False, random_state=0).fit(X, y)
     train, _ = next(ShuffleSplit(test_size=0.1, random_state=0).split(np.zeros((200, 1))))
     by_hand = FTRLClassifier(shuffle=False)
-    passes = by_hand_passes(by_hand, X[np.sort(train)], y[np.sort(train)],
-                            stopped.best_iteration_, classes=[0, 1, 2])
+    passes = by_hand_passes(
+        by_hand, X[np.sort(train)], y[np.sort(train)], stopped.best_iteration_, classes=[0, 1, 2]
+    )
     assert_same_model(stopped, passes[-1])
 
 

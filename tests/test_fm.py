@@ -27,8 +27,11 @@ FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors
 # Each FM pass: per row in numpy and numba, mini-batches in numpy.
 FM_PASSES = [
     pytest.param(dict(engine="numpy"), id="numpy"),
-    pytest.param(dict(engine="numba"), id="numba",
-                 marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")),
+    pytest.param(
+        dict(engine="numba"),
+        id="numba",
+        marks=pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed"),
+    ),
     pytest.param(dict(engine="numpy", batch_size=16), id="numpy-mini-batches"),
 ]
 
@@ -227,39 +230,85 @@ def fitted_fm_regressor():
 X_SMALL, Y_SMALL = small_problem()
 
 BAD = [
-    ("n-components-0", lambda: FMClassifier(n_components=0),
-     lambda m: m.fit(X_SMALL, Y_SMALL),
-     InvalidParameterError, r"'n_components' parameter of FMClassifier must be an int in the range \[1, inf\)"),
-    ("beta-0", lambda: fitted_fm_regressor().set_params(beta=0.0),
-     lambda m: m.partial_fit(X_SMALL, Y_SMALL),
-     InvalidParameterError, r"'beta' parameter of FMRegressor must be a float in the range \(0.0, inf\)"),
-    ("negative-init-stdev", lambda: fitted_fm_classifier().set_params(init_stdev=-0.1),
-     lambda m: m.partial_fit(X_SMALL, Y_SMALL),
-     InvalidParameterError, "'init_stdev' parameter of FMClassifier"),
-    ("factor-learning-rate-0", lambda: fitted_fm_classifier().set_params(factor_learning_rate=0.0),
-     lambda m: m.fit(X_SMALL, Y_SMALL),
-     InvalidParameterError, "'factor_learning_rate' parameter of FMClassifier"),
+    (
+        "n-components-0",
+        lambda: FMClassifier(n_components=0),
+        lambda m: m.fit(X_SMALL, Y_SMALL),
+        InvalidParameterError,
+        r"'n_components' parameter of FMClassifier must be an int in the range \[1, inf\)",
+    ),
+    (
+        "beta-0",
+        lambda: fitted_fm_regressor().set_params(beta=0.0),
+        lambda m: m.partial_fit(X_SMALL, Y_SMALL),
+        InvalidParameterError,
+        r"'beta' parameter of FMRegressor must be a float in the range \(0.0, inf\)",
+    ),
+    (
+        "negative-init-stdev",
+        lambda: fitted_fm_classifier().set_params(init_stdev=-0.1),
+        lambda m: m.partial_fit(X_SMALL, Y_SMALL),
+        InvalidParameterError,
+        "'init_stdev' parameter of FMClassifier",
+    ),
+    (
+        "factor-learning-rate-0",
+        lambda: fitted_fm_classifier().set_params(factor_learning_rate=0.0),
+        lambda m: m.fit(X_SMALL, Y_SMALL),
+        InvalidParameterError,
+        "'factor_learning_rate' parameter of FMClassifier",
+    ),
     # Mini-batches run on numpy: engine="numba" is rejected as the linear
     # estimators reject it (with or without numba installed).
-    ("numba-with-mini-batches", lambda: fitted_fm_classifier().set_params(engine="numba",
-                                                                          batch_size=8),
-     lambda m: m.partial_fit(X_SMALL, Y_SMALL),
-     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
-    ("numba-with-mini-batches-first-call", lambda: FMRegressor(engine="numba", batch_size=8),
-     lambda m: m.fit(X_SMALL, Y_SMALL),
-     ValueError, "engine='numba' runs the exact per-row algorithm and needs batch_size=1"),
-    ("nan-in-X", fitted_fm_classifier,
-     lambda m: m.partial_fit(np.where(X_SMALL.toarray() > 0.5, np.nan, 0.0), Y_SMALL),
-     ValueError, "Input X contains NaN"),
-    ("wrong-feature-count", fitted_fm_regressor, lambda m: m.partial_fit(X_SMALL[:, :4], Y_SMALL),
-     ValueError, "X has 4 features, but FMRegressor is expecting 8 features"),
-    ("unseen-label", fitted_fm_classifier, lambda m: m.partial_fit(X_SMALL, Y_SMALL + 5),
-     ValueError, "y contains labels not in classes"),
-    ("one-class", FMClassifier, lambda m: m.fit(X_SMALL, np.zeros(60)),
-     ValueError, "FMClassifier needs samples of at least 2 classes"),
-    ("negative-poisson-target", lambda: FMRegressor(loss="poisson"),
-     lambda m: m.partial_fit(X_SMALL, Y_SMALL - 1.0),
-     ValueError, "loss='poisson' requires non-negative y"),
+    (
+        "numba-with-mini-batches",
+        lambda: fitted_fm_classifier().set_params(engine="numba", batch_size=8),
+        lambda m: m.partial_fit(X_SMALL, Y_SMALL),
+        ValueError,
+        "engine='numba' runs the exact per-row algorithm and needs batch_size=1",
+    ),
+    (
+        "numba-with-mini-batches-first-call",
+        lambda: FMRegressor(engine="numba", batch_size=8),
+        lambda m: m.fit(X_SMALL, Y_SMALL),
+        ValueError,
+        "engine='numba' runs the exact per-row algorithm and needs batch_size=1",
+    ),
+    (
+        "nan-in-X",
+        fitted_fm_classifier,
+        lambda m: m.partial_fit(np.where(X_SMALL.toarray() > 0.5, np.nan, 0.0), Y_SMALL),
+        ValueError,
+        "Input X contains NaN",
+    ),
+    (
+        "wrong-feature-count",
+        fitted_fm_regressor,
+        lambda m: m.partial_fit(X_SMALL[:, :4], Y_SMALL),
+        ValueError,
+        "X has 4 features, but FMRegressor is expecting 8 features",
+    ),
+    (
+        "unseen-label",
+        fitted_fm_classifier,
+        lambda m: m.partial_fit(X_SMALL, Y_SMALL + 5),
+        ValueError,
+        "y contains labels not in classes",
+    ),
+    (
+        "one-class",
+        FMClassifier,
+        lambda m: m.fit(X_SMALL, np.zeros(60)),
+        ValueError,
+        "FMClassifier needs samples of at least 2 classes",
+    ),
+    (
+        "negative-poisson-target",
+        lambda: FMRegressor(loss="poisson"),
+        lambda m: m.partial_fit(X_SMALL, Y_SMALL - 1.0),
+        ValueError,
+        "loss='poisson' requires non-negative y",
+    ),
 ]
 
 
@@ -328,8 +377,10 @@ def test_resumed_training_is_bit_for_bit(round_trip, make, labels):
 
     for name in FM_STATE + ["n_samples_seen_"]:
         assert np.array_equal(getattr(resumed, name), getattr(uninterrupted, name)), name
-        assert np.asarray(getattr(resumed, name)).dtype == np.asarray(
-            getattr(uninterrupted, name)).dtype, name
+        assert (
+            np.asarray(getattr(resumed, name)).dtype
+            == np.asarray(getattr(uninterrupted, name)).dtype
+        ), name
     assert np.array_equal(resumed.components_, uninterrupted.components_)
     assert np.array_equal(resumed.predict(X), uninterrupted.predict(X))
     # The loaded state is read-only again, as a fresh one.
@@ -395,7 +446,9 @@ def test_extreme_finite_values_give_a_finite_state(make, scale):
     assert np.all(np.isfinite(model.components_))
     assert np.all(np.isfinite(model.coef_))
     if scale <= 1e6:
-        predictions = model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+        predictions = (
+            model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+        )
         assert np.all(np.isfinite(predictions))
 
 
@@ -423,8 +476,9 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
     X, y = click_stream(1500, seed=0, interaction=2.0)
     y = (y + np.arange(1500) % n_classes) % n_classes
     models = [
-        FMClassifier(engine=engine, n_components=5, factor_l2=0.01, l1=0.1, dtype=dtype,
-                     random_state=0)
+        FMClassifier(
+            engine=engine, n_components=5, factor_l2=0.01, l1=0.1, dtype=dtype, random_state=0
+        )
         for engine in ("numpy", "numba")
     ]
     for model in models:
@@ -432,8 +486,15 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
         model.partial_fit(X[700:], y[700:])
     numpy_model, numba_model = models
     for name in FM_STATE:
-        assert_allclose(getattr(numba_model, name), getattr(numpy_model, name),
-                        rtol=1e-12 if dtype == np.float64 else 1e-6, atol=1e-12), name
+        (
+            assert_allclose(
+                getattr(numba_model, name),
+                getattr(numpy_model, name),
+                rtol=1e-12 if dtype == np.float64 else 1e-6,
+                atol=1e-12,
+            ),
+            name,
+        )
     assert_allclose(numba_model.loss_curve_, numpy_model.loss_curve_, rtol=1e-12)
 
 

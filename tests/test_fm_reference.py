@@ -28,8 +28,15 @@ TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
 
 HYPER = [
-    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True, factor_l2=0.0,
-         init_stdev=0.1),
+    dict(
+        learning_rate=0.1,
+        beta=1.0,
+        l1=0.0,
+        l2=0.0,
+        fit_intercept=True,
+        factor_l2=0.0,
+        init_stdev=0.1,
+    ),
     dict(
         learning_rate=0.5,
         beta=0.5,
@@ -40,8 +47,15 @@ HYPER = [
         factor_l2=0.1,
         init_stdev=0.3,
     ),
-    dict(learning_rate=0.2, beta=2.0, l1=0.1, l2=0.0, fit_intercept=False, factor_l2=0.01,
-         init_stdev=0.05),
+    dict(
+        learning_rate=0.2,
+        beta=2.0,
+        l1=0.1,
+        l2=0.0,
+        fit_intercept=False,
+        factor_l2=0.01,
+        init_stdev=0.05,
+    ),
 ]
 
 
@@ -262,7 +276,12 @@ def engine_parameters(hyper):
 def fresh_state(n_outputs, parameters, init_stdev):
     """A new FM state over N_FEATURES, its factors drawn with random_state=7."""
     z_factors, n_factors, _ = new_factor_state(
-        n_outputs, N_FEATURES, K_COMPONENTS, np.float64, parameters, init_stdev=init_stdev,
+        n_outputs,
+        N_FEATURES,
+        K_COMPONENTS,
+        np.float64,
+        parameters,
+        init_stdev=init_stdev,
         random_state=7,
     )
     linear = (np.zeros((n_outputs, N_FEATURES)) for _ in range(2))
@@ -291,7 +310,11 @@ def test_initial_factors_are_drawn_as_the_docs_say(random_state):
 
 def test_a_random_state_instance_draws_with_its_own_standard_normal():
     parameters = FMParameters(
-        loss=get_loss("log_loss"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
+        loss=get_loss("log_loss"),
+        learning_rate=0.1,
+        beta=1.0,
+        l1=0.0,
+        l2=0.0,
         factor_learning_rate=0.5,
     )
     z, _, _ = new_factor_state(
@@ -306,8 +329,9 @@ def random_rows_and_factors(seed, n_rows=30, n_features=12, k=4):
     X = sp.random(n_rows, n_features, density=0.5, format="csr", random_state=rng)
     X.data = rng.normal(scale=2.0, size=X.nnz)
     # A row where one feature dominates: s_f^2 - sum v^2 x^2 cancels most.
-    X = sp.vstack([X, sp.csr_matrix(([1e4, 1e-3, 2e-3], ([0, 0, 0], [1, 5, 7])),
-                                    shape=(1, n_features))]).tocsr()
+    X = sp.vstack(
+        [X, sp.csr_matrix(([1e4, 1e-3, 2e-3], ([0, 0, 0], [1, 5, 7])), shape=(1, n_features))]
+    ).tocsr()
     factors = rng.normal(scale=0.7, size=(1, n_features, k))
     return X, factors
 
@@ -319,11 +343,19 @@ def test_the_pass_margin_equals_the_explicit_pairwise_sum(fm_engine):
     n_features = factors.shape[1]
     z_factors = -factors * (1.0 / 0.5)  # z0 = -v0 beta / alpha_v, beta = 1, alpha_v = 0.5
     state = FMState(
-        np.zeros((1, n_features)), np.zeros((1, n_features)), np.zeros(1), np.zeros(1),
-        z_factors, np.zeros_like(z_factors),
+        np.zeros((1, n_features)),
+        np.zeros((1, n_features)),
+        np.zeros(1),
+        np.zeros(1),
+        z_factors,
+        np.zeros_like(z_factors),
     )
     parameters = FMParameters(
-        loss=get_loss("squared_error"), learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0,
+        loss=get_loss("squared_error"),
+        learning_rate=0.1,
+        beta=1.0,
+        l1=0.0,
+        l2=0.0,
         factor_learning_rate=0.5,
     )
     margins = get_fm_engine(fm_engine["engine"], fm_engine["batch_size"]).learn(

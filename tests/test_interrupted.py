@@ -81,9 +81,7 @@ def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_siz
     assert_same(before, snapshot(model))
 
 
-def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(
-    engine, undo_way
-):
+def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(engine, undo_way):
     # fit warns (ConvergenceWarning) after its passes; as an error, it must
     # undo them, loss_curve_'s entries included.
     X, y, _, _ = load_dna()
@@ -128,9 +126,9 @@ def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(
 def test_a_shallow_copy_shares_nothing_that_training_changes(make, engine, undo_way):
     X, y, _, _ = load_a9a()
     X, y = X[:400], y[:400]
-    original = make(engine=engine).partial_fit(X[:200], y[:200], **(
-        {"classes": [-1, 1]} if make is FTRLClassifier else {}
-    ))
+    original = make(engine=engine).partial_fit(
+        X[:200], y[:200], **({"classes": [-1, 1]} if make is FTRLClassifier else {})
+    )
     before = snapshot(original)
     copied = copy.copy(original)
     copied.partial_fit(X[200:], y[200:])

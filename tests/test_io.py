@@ -168,7 +168,9 @@ def test_csv_columns_are_numeric_only_if_every_present_value_is_a_number(tmp_pat
         "\n"  # blank lines are skipped
         "0,,n/a,yes\n"
     )
-    scan = scan_csv(path, "y", 2, True, lambda header: feature_columns(header, "y", None, (), None))
+    scan = scan_csv(
+        path, "y", 2, True, lambda header: feature_columns(header, "y", None, (), None)
+    )
     assert scan.kinds == {"a": "numeric", "b": "categorical", "c": "numeric"}
     assert scan.labels.tolist() == ["no", "yes"] and not scan.numeric_labels
     chunks = list(read_csv(path, CsvLayout("y", scan.kinds, False, 18), 2))
@@ -448,7 +450,9 @@ def compressed(kind, data):
         "plain": lambda d: d,
         "gzip": gzip.compress,
         # two gzip members, as `cat a.gz b.gz` makes
-        "gzip members": lambda d: gzip.compress(d[: len(d) // 2]) + gzip.compress(d[len(d) // 2 :]),
+        "gzip members": lambda d: (
+            gzip.compress(d[: len(d) // 2]) + gzip.compress(d[len(d) // 2 :])
+        ),
         "bz2": bz2.compress,
         "xz": lzma.compress,
     }[kind](data)
@@ -497,7 +501,9 @@ def test_rows_and_line_numbers_survive_block_boundaries(tmp_path, tiny_blocks):
     assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
     numbers = np.concatenate([chunk.lines for chunk in chunks])
     lines = text.split(b"\n")
-    assert numbers.tolist() == [n + 1 for n, line in enumerate(lines) if line.split(b"#")[0].strip()]
+    assert numbers.tolist() == [
+        n + 1 for n, line in enumerate(lines) if line.split(b"#")[0].strip()
+    ]
 
 
 def test_csv_quoted_newlines_and_crlf_across_blocks(tmp_path, tiny_blocks):

@@ -70,7 +70,9 @@ def array_forms():
         for index, hyper in enumerate(HYPER):
             for power in POWERS:
                 key = f"{index}/{power}"
-                parameters = Parameters(loss=get_loss("log_loss"), learning_rate_power=power, **hyper)
+                parameters = Parameters(
+                    loss=get_loss("log_loss"), learning_rate_power=power, **hyper
+                )
                 rates = _math.constants(parameters)
                 root_n = _math.rate_root(n, power)
                 weights = _math.weights(z, root_n, rates)
@@ -78,8 +80,14 @@ def array_forms():
                 for smallest_n in SMALLEST_N:
                     result[f"{key}/{smallest_n}/z"], result[f"{key}/{smallest_n}/n"] = (
                         _math.update_coordinates(
-                            z.copy(), n.copy(), root_n, weights, gradient, gradient * gradient,
-                            rates, smallest_n,
+                            z.copy(),
+                            n.copy(),
+                            root_n,
+                            weights,
+                            gradient,
+                            gradient * gradient,
+                            rates,
+                            smallest_n,
                         )
                     )
     margins, targets = derivative_inputs()
@@ -92,7 +100,9 @@ def array_forms():
 @pytest.fixture(scope="module")
 def computed(tmp_path_factory):
     """:func:`array_forms` computed on the AVX2 loops."""
-    return avx2_loops.arrays("test_math", "array_forms", tmp_path_factory.mktemp("forms") / "f.npz")
+    return avx2_loops.arrays(
+        "test_math", "array_forms", tmp_path_factory.mktemp("forms") / "f.npz"
+    )
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered")
@@ -113,8 +123,15 @@ def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form, co
         new_z, new_n = computed[f"{key}/{smallest_n}/z"], computed[f"{key}/{smallest_n}/n"]
         for i in range(len(z)):
             expected = step(
-                z[i], n[i], root_n[i], weights[i], gradient[i], gradient[i] ** 2,
-                hyper["learning_rate"], compiled_power, smallest_n,
+                z[i],
+                n[i],
+                root_n[i],
+                weights[i],
+                gradient[i],
+                gradient[i] ** 2,
+                hyper["learning_rate"],
+                compiled_power,
+                smallest_n,
             )
             assert expected == (new_z[i], new_n[i]), i
 
@@ -175,8 +192,11 @@ def test_loss_values_and_inverse_links_from_the_definitions():
     m = np.array([[-2.0], [0.0], [3.0]])
     y = np.array([1.0, 0.0, 2.0])
     sigmoid = 1.0 / (1.0 + np.exp(-m[:, 0]))
-    assert_allclose(get_loss("log_loss").value(m, np.array([1.0, 0.0, 1.0])),
-                    -np.log([sigmoid[0], 1 - sigmoid[1], sigmoid[2]]), rtol=1e-14)
+    assert_allclose(
+        get_loss("log_loss").value(m, np.array([1.0, 0.0, 1.0])),
+        -np.log([sigmoid[0], 1 - sigmoid[1], sigmoid[2]]),
+        rtol=1e-14,
+    )
     assert_allclose(get_loss("log_loss").inverse_link(m)[:, 1], sigmoid, rtol=1e-15)
     assert_allclose(get_loss("squared_error").value(m, y), 0.5 * (m[:, 0] - y) ** 2)
     huber = get_loss("huber", epsilon=1.0)

@@ -45,7 +45,7 @@ def regression_a9a():
     # Years of education (its bin, 1 to 5) from the other attributes of a9a.
     X, _, X_test, _ = load_a9a()
     start = A9A_FEATURE_NAMES.index("education-num=bin1")
-    bins = X[:3000, start:start + 5].toarray().argmax(axis=1) + 1.0
+    bins = X[:3000, start : start + 5].toarray().argmax(axis=1) + 1.0
     education = [j for j, name in enumerate(A9A_FEATURE_NAMES) if name.startswith("education")]
     keep = np.setdiff1d(np.arange(X.shape[1]), education)
     return FTRLRegressor, X[:3000, keep], bins, X_test[:2000, keep]
@@ -116,9 +116,14 @@ RemainderColsList = (
 )
 
 
-@pytest.mark.parametrize("make_encoder, sklearn_types", [
-    (a9a_one_hot_encoder, []), (column_transformer, RemainderColsList),
-], ids=["OneHotEncoder", "ColumnTransformer"])
+@pytest.mark.parametrize(
+    "make_encoder, sklearn_types",
+    [
+        (a9a_one_hot_encoder, []),
+        (column_transformer, RemainderColsList),
+    ],
+    ids=["OneHotEncoder", "ColumnTransformer"],
+)
 def test_a_pipeline_of_scikit_learn_steps_needs_only_the_estimator_trusted(
     make_encoder, sklearn_types, tmp_path
 ):
@@ -152,14 +157,16 @@ def tamper(path, payload):
             "__module__": "builtins",
             "__loader__": "TupleNode",
             "__id__": 2,
-            "content": [{
-                "__class__": "str",
-                "__module__": "builtins",
-                "__loader__": "JsonNode",
-                "__id__": 3,
-                "content": json.dumps(payload),
-                "is_json": True,
-            }],
+            "content": [
+                {
+                    "__class__": "str",
+                    "__module__": "builtins",
+                    "__loader__": "JsonNode",
+                    "__id__": 3,
+                    "content": json.dumps(payload),
+                    "is_json": True,
+                }
+            ],
         },
     }
     files["schema.json"] = json.dumps(schema).encode()

@@ -341,7 +341,10 @@ def test_sample_weights_scale_the_gradient_as_the_reference_does(problem, engine
     model = problem.learn(problem.model(engine=engine))
     loss = {"binary": "log_loss", "multiclass": "multinomial"}.get(problem.task, problem.task)
     reference, rows = run_reference(
-        problem.X, problem.kernel_targets(), weights, model.z_.shape[0],
+        problem.X,
+        problem.kernel_targets(),
+        weights,
+        model.z_.shape[0],
         dict(problem.params, loss=loss),
     )
     z, n, coef = (np.array(part) for part in reference.state(problem.X.shape[1]))

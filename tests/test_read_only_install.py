@@ -138,7 +138,9 @@ def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, monkeypatch
     data = tmp_path / "data.svm"
     data.write_text(
         "".join(
-            f"{label} " + " ".join(f"{j + 1}:{float(value)!r}" for j, value in enumerate(row)) + "\n"
+            f"{label} "
+            + " ".join(f"{j + 1}:{float(value)!r}" for j, value in enumerate(row))
+            + "\n"
             for label, row in zip(Y, X)
         )
     )
@@ -168,7 +170,9 @@ def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, monkeypatch
     assert Path(result["package"]).parent == package
 
     # The same compiled algorithm as here: the same bits.
-    assert result["auto"] == state(FTRLClassifier(engine="numba").partial_fit(X, Y, classes=[0, 1]))
+    assert result["auto"] == state(
+        FTRLClassifier(engine="numba").partial_fit(X, Y, classes=[0, 1])
+    )
     assert result["numba"] == state(FTRLRegressor(engine="numba").partial_fit(X, Y.astype(float)))
     assert np.array_equal(result["proba"], fitted.predict_proba(X))
     assert result["predicted"] == expected_prediction

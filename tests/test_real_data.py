@@ -52,7 +52,8 @@ def test_grid_search_over_a_pipeline_on_dna():
     X_train, y_train, X_test, y_test = load_dna()
     pipeline = make_pipeline(MaxAbsScaler(), FTRLClassifier(max_iter=3, random_state=0))
     search = GridSearchCV(
-        pipeline, {"ftrlclassifier__l1": [0.0, 1.0], "ftrlclassifier__learning_rate": [0.1, 0.3]},
+        pipeline,
+        {"ftrlclassifier__l1": [0.0, 1.0], "ftrlclassifier__learning_rate": [0.1, 0.3]},
         cv=3,
     )
     with warnings.catch_warnings():

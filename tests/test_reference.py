@@ -146,7 +146,11 @@ def make_problem(loss, n_rows, seed):
         y = rng.randint(3, size=n_rows)
         return X, y, y, sw
     X.data *= 0.3
-    y = rng.poisson(2.0, size=n_rows).astype(float) if loss == "poisson" else rng.normal(3, 2, n_rows)
+    y = (
+        rng.poisson(2.0, size=n_rows).astype(float)
+        if loss == "poisson"
+        else rng.normal(3, 2, n_rows)
+    )
     return X, y, y, sw
 
 
@@ -202,17 +206,25 @@ def test_mini_batch_kernel_in_any_row_order(loss, batch_size):
     n_outputs = 3 if loss == "multinomial" else 1
     hyper = HYPER[1]
     ref = ReferenceFTRL(
-        n_outputs, loss=loss, alpha=hyper["learning_rate"], beta=hyper["beta"],
-        l1=hyper["l1"], l2=hyper["l2"], fit_intercept=True,
+        n_outputs,
+        loss=loss,
+        alpha=hyper["learning_rate"],
+        beta=hyper["beta"],
+        l1=hyper["l1"],
+        l2=hyper["l2"],
+        fit_intercept=True,
     )
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
     for first in range(0, 60, batch_size):
         batch = order[first : first + batch_size]
         ref.learn_batch([rows[i] for i in batch], targets[batch], sw[batch])
 
-    state = LinearState(np.zeros((n_outputs, N_FEATURES), order="F"),
-                        np.zeros((n_outputs, N_FEATURES), order="F"),
-                        np.zeros(n_outputs), np.zeros(n_outputs))
+    state = LinearState(
+        np.zeros((n_outputs, N_FEATURES), order="F"),
+        np.zeros((n_outputs, N_FEATURES), order="F"),
+        np.zeros(n_outputs),
+        np.zeros(n_outputs),
+    )
     parameters = Parameters(loss=get_loss(loss, epsilon=0.1), **hyper)
     # The batch pass even for batch_size=1 (get_engine would give the exact one).
     margins = NumpyBatchEngine(batch_size, NUMPY).learn(state, parameters, X, targets, sw, order)
@@ -238,8 +250,13 @@ def test_fit_passes_match_reference_and_class_weight_scales_gradients(engine):
     hyper = dict(learning_rate=0.3, beta=1.0, l1=0.2, l2=0.1, fit_intercept=True)
 
     clf = FTRLClassifier(
-        engine=engine, max_iter=3, tol=None, early_stopping=False, shuffle=False,
-        class_weight=class_weight, **hyper
+        engine=engine,
+        max_iter=3,
+        tol=None,
+        early_stopping=False,
+        shuffle=False,
+        class_weight=class_weight,
+        **hyper,
     )
     clf.fit(X, y, sample_weight=sw)
     assert clf.n_iter_ == 3
@@ -263,7 +280,10 @@ def test_non_canonical_csr_matches_reference_and_is_not_modified(engine):
     clf = FTRLClassifier(engine=engine, learning_rate=0.4).partial_fit(X, y, classes=[0.0, 1.0])
 
     ref, rows = run_reference(
-        X, y, np.ones(4), 1,
+        X,
+        y,
+        np.ones(4),
+        1,
         dict(loss="log_loss", learning_rate=0.4, beta=1.0, l1=0.0, l2=0.0, fit_intercept=True),
     )
     assert_matches_reference(clf, ref, rows, 8)
@@ -284,9 +304,7 @@ def test_loss_curve_is_the_progressive_validation_loss_of_each_call(loss, engine
     else:
         y = rng.normal(size=60)
         model = FTRLRegressor(learning_rate=0.3, beta=0.5, l1=0.1, engine=engine)
-    ref = ReferenceFTRL(
-        1, loss=loss, alpha=0.3, beta=0.5, l1=0.1, l2=0.0, fit_intercept=True
-    )
+    ref = ReferenceFTRL(1, loss=loss, alpha=0.3, beta=0.5, l1=0.1, l2=0.0, fit_intercept=True)
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
     expected = []
     for part in chunks(60):

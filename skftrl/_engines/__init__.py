@@ -220,6 +220,7 @@ def undo_record(state, X, rows, log_type=UndoLog, whole_state=None):
     log = log_type(state, X, rows, size)
     return log, log
 
+
 class NumpyEngine:
     """The exact per-row pass and the weights in numpy: the reference engine.
 

@@ -70,7 +70,11 @@ class BatchFactors:
         """The FTRL-Proximal step of every touched factor, from each non-zero's
         clipped ``gradient`` ``d x_i`` (m, K)."""
         factor_gradient = factor_gradients(
-            gradient, self.sums_of_value, self.terms, self.factors_of_value, self.factor_l2,
+            gradient,
+            self.sums_of_value,
+            self.terms,
+            self.factors_of_value,
+            self.factor_l2,
             self.bound,
         )
         n_touched = len(self.touched)
@@ -78,7 +82,13 @@ class BatchFactors:
         factor_gradient *= factor_gradient
         squared_sum = sum_by_group(factor_gradient, self.group_of_value, n_touched)
         self.z_by_feature[self.touched], self.n_by_feature[self.touched] = update_coordinates(
-            self.z, self.n, self.root_n, self.factors, gradient_sum, squared_sum, self.rates,
+            self.z,
+            self.n,
+            self.root_n,
+            self.factors,
+            gradient_sum,
+            squared_sum,
+            self.rates,
             self.smallest_n,
         )
 

@@ -26,9 +26,19 @@ import scipy.sparse as sp
 
 from . import NumpyEngine, Parameters, UndoLog, check_engine
 from ._math import (
-    clip_gradient, compiled_power, constants, gather, intercept_weights, max_abs_gradient,
-    rate_root, rate_root_scalar, smallest_stored_n, step_intercepts_by_derivatives,
-    update_coordinates, weights, weights_from_state,
+    clip_gradient,
+    compiled_power,
+    constants,
+    gather,
+    intercept_weights,
+    max_abs_gradient,
+    rate_root,
+    rate_root_scalar,
+    smallest_stored_n,
+    step_intercepts_by_derivatives,
+    update_coordinates,
+    weights,
+    weights_from_state,
 )
 
 # A term v_{i,f} x_i is clipped to this magnitude before it is summed and
@@ -103,8 +113,17 @@ def empty_factor_state(shape, dtype):
     return buffer[0], buffer[1]
 
 
-def new_factor_state(n_outputs, n_features, n_components, dtype, parameters, *,
-                     init_stdev, random_state, initial_n=0.0):
+def new_factor_state(
+    n_outputs,
+    n_features,
+    n_components,
+    dtype,
+    parameters,
+    *,
+    init_stdev,
+    random_state,
+    initial_n=0.0,
+):
     """The factors' fresh ``(z, n)``, each of shape (K, F, k) (docs: "Initial factors"),
     and the record from which :func:`initial_factor_state` makes them again.
 
@@ -130,8 +149,9 @@ def new_factor_state(n_outputs, n_features, n_components, dtype, parameters, *,
     record = _generator_record(generator)
     if record is not None:
         record["scale"] = np.array([init_stdev, denominator, initial_n], dtype=np.float64)
-    z, n = _scaled_factor_state(generator.standard_normal(shape), init_stdev, denominator,
-                                initial_n, dtype)
+    z, n = _scaled_factor_state(
+        generator.standard_normal(shape), init_stdev, denominator, initial_n, dtype
+    )
     return z, n, record
 
 
@@ -156,8 +176,9 @@ def initial_factor_state(record, shape, dtype):
         }
         generator = np.random.Generator(bit_generator)
     init_stdev, denominator, initial_n = (float(value) for value in record["scale"])
-    return _scaled_factor_state(generator.standard_normal(shape), init_stdev, denominator,
-                                initial_n, dtype)
+    return _scaled_factor_state(
+        generator.standard_normal(shape), init_stdev, denominator, initial_n, dtype
+    )
 
 
 def _scaled_factor_state(draws, init_stdev, denominator, initial_n, dtype):
@@ -184,9 +205,12 @@ def _generator_record(generator):
         return None
     state = generator.bit_generator.state
     words = (
-        state["state"]["state"] >> 64, state["state"]["state"] & (2**64 - 1),
-        state["state"]["inc"] >> 64, state["state"]["inc"] & (2**64 - 1),
-        state["has_uint32"], state["uinteger"],
+        state["state"]["state"] >> 64,
+        state["state"]["state"] & (2**64 - 1),
+        state["state"]["inc"] >> 64,
+        state["state"]["inc"] & (2**64 - 1),
+        state["has_uint32"],
+        state["uinteger"],
     )
     return {"words": np.array(words, dtype=np.uint64)}
 
@@ -303,8 +327,14 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 z_row, n_row, root_n_row, w_row, gradient, gradient * gradient, rates, smallest_n
             )
             z_factors_by_feature[columns], n_factors_by_feature[columns] = update_coordinates(
-                v_z_row, v_n_row, root_v_n_row, v_row, factor_gradient,
-                factor_gradient * factor_gradient, factor_rates, smallest_n,
+                v_z_row,
+                v_n_row,
+                root_v_n_row,
+                v_row,
+                factor_gradient,
+                factor_gradient * factor_gradient,
+                factor_rates,
+                smallest_n,
             )
             if parameters.fit_intercept:
                 step_intercepts_by_derivatives(

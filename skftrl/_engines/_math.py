@@ -335,7 +335,9 @@ def weights(z, root_n, constants):
     return np.divide(z, negated_denominator, out=negated_denominator)
 
 
-def update_coordinates(z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True):
+def update_coordinates(
+    z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True
+):
     """:func:`step` elementwise; returns the new ``(z, n)``.
 
     ``z``, ``n``, ``root_n = rate_root(n)`` and ``weights`` are the

@@ -24,7 +24,6 @@ from ._fm_numpy import MAX_ABS_FACTOR_TERM
 from ._math import compiled_power, flat_state_and_weights, max_abs_gradient, smallest_stored_n
 
 
-
 def _cache_probe():
     """Never run: numba's search for a cache location for this file uses it."""
 
@@ -71,6 +70,7 @@ def compiled_rates(parameters):
         float(parameters.l2),
         compiled_power(parameters.learning_rate_power),
     )
+
 
 _rate_root = compile(_math.rate_root_scalar)
 _weight = compile(_math.weight)
@@ -185,8 +185,9 @@ def compiled_factor_rates(parameters):
 
 
 @compile_inline
-def _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
-                         sums, margin):
+def _add_pairwise_margin(
+    K, factor_rates, factor_state, start, end, indices, data, factor_kept, sums, margin
+):
     """Add the row's pairwise term ``sum_f (s_f**2 - sum_i (v_{i,f} x_i)**2) / 2``
     to ``margin``, in O(k * nnz), keeping the factors, their rate roots and the
     sums ``s_f`` for the step. ``sums`` is the tuple (s, squares) of
@@ -202,8 +203,9 @@ def _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, dat
         for k in range(K):
             for f in range(z_factors.shape[2]):
                 root_n = _rate_root(np.float64(n_factors[k, column, f]), power)
-                factor = _weight(np.float64(z_factors[k, column, f]), root_n, learning_rate, beta,
-                                 0.0, 0.0)
+                factor = _weight(
+                    np.float64(z_factors[k, column, f]), root_n, learning_rate, beta, 0.0, 0.0
+                )
                 row_root_n[j - start, k, f] = root_n
                 row_factors[j - start, k, f] = factor
                 term = _clip(data[j] * factor, MAX_ABS_FACTOR_TERM)
@@ -217,8 +219,23 @@ def _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, dat
 
 
 @compile_inline
-def _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept, sums,
-                  derivative, factor_l2, bound, smallest_n, factor_undo, recorded):
+def _step_factors(
+    K,
+    factor_rates,
+    factor_state,
+    start,
+    end,
+    indices,
+    data,
+    factor_kept,
+    sums,
+    derivative,
+    factor_l2,
+    bound,
+    smallest_n,
+    factor_undo,
+    recorded,
+):
     """The z/n step of each factor of the row. When ``factor_undo`` (the tuple
     (z_factors, n_factors) of an FMUndoLog's arrays) is not None, each
     column's old factors are recorded first, from index ``recorded`` on, as
@@ -242,16 +259,42 @@ def _step_factors(K, factor_rates, factor_state, start, end, indices, data, fact
                     gradient * (sums[0][k, f] - term) + factor_l2 * factor, bound
                 )
                 z_factors[k, column, f], n_factors[k, column, f] = _step(
-                    np.float64(z_factors[k, column, f]), np.float64(n_factors[k, column, f]),
-                    row_root_n[j - start, k, f], factor, factor_gradient,
-                    factor_gradient * factor_gradient, learning_rate, power, smallest_n,
+                    np.float64(z_factors[k, column, f]),
+                    np.float64(n_factors[k, column, f]),
+                    row_root_n[j - start, k, f],
+                    factor,
+                    factor_gradient,
+                    factor_gradient * factor_gradient,
+                    learning_rate,
+                    power,
+                    smallest_n,
                 )
 
 
 @compile
-def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercept, n_intercept,
-          loss_code, rates, fit_intercept, epsilon, bound, smallest_n, margins, several_outputs,
-          rows_ahead, undo, factors, factor_undo):
+def _pass(
+    indptr,
+    indices,
+    data,
+    targets,
+    sample_weight,
+    rows,
+    state,
+    z_intercept,
+    n_intercept,
+    loss_code,
+    rates,
+    fit_intercept,
+    epsilon,
+    bound,
+    smallest_n,
+    margins,
+    several_outputs,
+    rows_ahead,
+    undo,
+    factors,
+    factor_undo,
+):
     """The pass over ``rows``: each row's margins into ``margins`` (len(rows), K),
     then its step. Returns the number of records in ``undo``.
 
@@ -357,8 +400,9 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
                 )
             margin[k] = total
         if factors is not None:
-            _add_pairwise_margin(K, factor_rates, factor_state, start, end, indices, data,
-                                 factor_kept, sums, margin)
+            _add_pairwise_margin(
+                K, factor_rates, factor_state, start, end, indices, data, factor_kept, sums, margin
+            )
         for k in range(K):
             margins[position, k] = margin[k]
 
@@ -372,8 +416,23 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
 
         # The steps.
         if factors is not None:
-            _step_factors(K, factor_rates, factor_state, start, end, indices, data, factor_kept,
-                          sums, derivative, factor_l2, bound, smallest_n, factor_undo, recorded)
+            _step_factors(
+                K,
+                factor_rates,
+                factor_state,
+                start,
+                end,
+                indices,
+                data,
+                factor_kept,
+                sums,
+                derivative,
+                factor_l2,
+                bound,
+                smallest_n,
+                factor_undo,
+                recorded,
+            )
         # A row's coordinates are distinct (canonical CSR): each one's step
         # reads only its own state, in any order of outputs and columns.
         for k in range(K):
@@ -381,8 +440,15 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
             for i in range(padded):
                 gradient = _clip(row_x[i] * row_derivative, bound)
                 new_z[k, i], new_n[k, i] = _step(
-                    row_z[k, i], row_n[k, i], row_root_n[k, i], row_weights[k, i], gradient,
-                    gradient * gradient, learning_rate, power, smallest_n,
+                    row_z[k, i],
+                    row_n[k, i],
+                    row_root_n[k, i],
+                    row_weights[k, i],
+                    gradient,
+                    gradient * gradient,
+                    learning_rate,
+                    power,
+                    smallest_n,
                 )
             for i in range(count):
                 column = indices[start + i]
@@ -394,8 +460,15 @@ def _pass(indptr, indices, data, targets, sample_weight, rows, state, z_intercep
             for k in range(K):
                 gradient = _clip(derivative[k], bound)
                 z_intercept[k], n_intercept[k] = _step(
-                    z_intercept[k], n_intercept[k], intercept_root_n[k], intercept_weights[k],
-                    gradient, gradient * gradient, learning_rate, power, 0.0,
+                    z_intercept[k],
+                    n_intercept[k],
+                    intercept_root_n[k],
+                    intercept_weights[k],
+                    gradient,
+                    gradient * gradient,
+                    learning_rate,
+                    power,
+                    0.0,
                 )
     return recorded
 

@@ -21,8 +21,7 @@ from . import _math
 from ._numpy_exact import nonzeros_of_rows, rows_per_block
 
 
-def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None,
-          factors=None):
+def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None, factors=None):
     """One mini-batch pass over ``rows`` of ``X``, taken ``batch_size`` at a time
     in the order given, updating ``state``; see :mod:`skftrl._engines`.
 

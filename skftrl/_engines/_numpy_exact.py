@@ -87,7 +87,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
             if undo is not None:
                 # Every coordinate the block may change, recorded before it
                 # starts: one gather costs far less than a record call per row.
-                undo.record(block_columns, z_by_feature[block_columns], n_by_feature[block_columns])
+                undo.record(
+                    block_columns, z_by_feature[block_columns], n_by_feature[block_columns]
+                )
             row_bounds = [0, *np.cumsum(row_lengths).tolist()]
             for i, row in enumerate(block_rows.tolist()):
                 position = block_start + i
@@ -102,7 +104,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
 
                 if single_output:
                     root_n_intercept = rate_root_scalar(intercept_n[0], power)
-                    w_intercept = weight(intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0)
+                    w_intercept = weight(
+                        intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0
+                    )
                     # np.dot costs less than the @ operator on a few values.
                     margin = float(np.dot(values, w_row)) + w_intercept
                     if not math.isfinite(margin):
@@ -126,7 +130,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                             rescaled_margin(values, w_row[:, k], w_intercept[k])
                             for k in range(n_outputs)
                         ]
-                    derivative = sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
+                    derivative = (
+                        sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
+                    )
                     derivatives = derivative.tolist()
                     gradient = values[:, None] * derivative
                     largest_derivative = max(map(abs, derivatives))
