@@ -291,7 +291,8 @@ def csv_speed(directory, commit, repeats):
             results[name] = read()
             times[name].append(time.perf_counter() - began)
     print(
-        f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), median of {repeats}:"
+        f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), "
+        f"median of {repeats}:"
     )
     for name, measured in times.items():
         print(f"   {name:<20} {n_rows / statistics.median(measured):>10,.0f} rows/s")

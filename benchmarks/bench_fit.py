@@ -18,7 +18,8 @@ true weight N(0, 0.3^2) and the bias gives the click rate. The held-out rows
 are 20,000 further rows of the same log (100,000 for the rare-positive one);
 "Bayes" is the log loss of the true probabilities on them.
 
-    python benchmarks/bench_fit.py [--datasets a9a,w8a,click-80k,...] [--diagnose] [--tune-l2] [--curve]
+    python benchmarks/bench_fit.py [--datasets a9a,w8a,click-80k,...] [--diagnose]
+        [--tune-l2] [--curve]
 
 ``--diagnose`` prints instead where ``fit(early_stopping=True)`` loses
 against that target: one pass over the 90% of the rows it learns; the pass
@@ -386,7 +387,8 @@ def main():
         print(
             "| data | target | one pass over the 90% | early_stopping=True | "
             "best pass on the test rows | scored every 1/4 pass | True, then the "
-            'held-out rows once | "refit" | "refit" at the lowest | best pass over all rows on the test '
+            'held-out rows once | "refit" | "refit" at the lowest | best pass over all rows on '
+            "the test "
             "rows | best batch LR on the 90% |"
         )
         print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -46,7 +46,7 @@ def main():
     for name, make in learners.items():
         model = make()
         seconds = median_seconds(
-            lambda: make().partial_fit(X_train, y_train, classes=classes), args.repeats
+            lambda make=make: make().partial_fit(X_train, y_train, classes=classes), args.repeats
         )
         model.partial_fit(X_train, y_train, classes=classes)
         speeds[name] = X_train.shape[0] / seconds
@@ -63,7 +63,7 @@ def main():
     for name, make in learners.items():
         model = make().partial_fit(X_train[:10], y_train[:10], classes=classes)
 
-        def stream():
+        def stream(model=model):
             for i, row in enumerate(rows):
                 model.partial_fit(row, y_train[i : i + 1])
 

@@ -259,7 +259,7 @@ def run_sklearn_api(learners, ds, args):
     rows = []
     for label, make in learners:
         speed = len(ds.y_train) / np.median(seconds[label])
-        peak = traced_peak(lambda: partial_fit_pass(make, chunks))
+        peak = traced_peak(lambda make=make: partial_fit_pass(make, chunks))
         proba = models[label].predict_proba(ds.X_test)[:, 1]
         nnz = np.count_nonzero(models[label].coef_)
         rows.append(make_row(label, speed, ds.y_test, proba, nnz, peak))
@@ -474,7 +474,7 @@ def bench_dataset(ds, args, wanted):
         if module is not None and wanted(name):
             try:
                 rows.append(run(ds, args))
-            except Exception as error:  # noqa: BLE001 (a failing peer must not stop us)
+            except Exception as error:
                 print(f"  {name} failed on {ds.name}: {type(error).__name__}: {error}")
     print_table(rows)
 

@@ -7,7 +7,8 @@ SGDClassifier. "first" is the first call after learning (the model's record
 of earlier predictions dropped): skftrl computes the weights, all of them or,
 for few rows, only those the rows read. "again" is a call of a copy of the
 model that has kept every weight (it predicted all the held-out rows once,
-before any timing), as when a fixed model scores or serves many rows. Ratios are SGDClassifier's time
+before any timing), as when a fixed model scores or serves many rows. Ratios are
+SGDClassifier's time
 over skftrl's (above 1: skftrl is faster).
 
     python benchmarks/bench_predict.py [--features-log2 22] [--rows 300000]

@@ -46,7 +46,8 @@ def main():
                 times[prefetch].append(seconds_to_learn(X, y, prefetch))
         on, off = (args.rows / np.median(times[p]) for p in (True, False))
         print(
-            f"  2**{log2:<4} {2**log2 * 16 / 2**20:>9.2f} {on:>11,.0f} {off:>11,.0f} {on / off:>6.2f}"
+            f"  2**{log2:<4} {2**log2 * 16 / 2**20:>9.2f} {on:>11,.0f} {off:>11,.0f} "
+            f"{on / off:>6.2f}"
         )
 
 

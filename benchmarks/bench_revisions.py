@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.linear_model import SGDClassifier
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_peers import chunked, load_dataset  # noqa: E402
+from bench_peers import chunked, load_dataset
 
 LEARNERS = {
     "numpy b=1": {"engine": "numpy"},
@@ -87,7 +87,8 @@ def main():
             "after": export(args.after, Path(directory)),
         }
         print(
-            f"before = {args.before}, after = {args.after}; median of {args.repeats} repeats taking turns"
+            f"before = {args.before}, after = {args.after}; median of {args.repeats} repeats "
+            "taking turns"
         )
         for name in args.datasets.split(","):
             ds = load_dataset(name, args)
@@ -95,7 +96,8 @@ def main():
             chunks = chunked(ds.X_train, ds.y_train, args.chunk_size)
             print(f"\n{name}: {ds.X_train.shape[0]:,} rows, {ds.X_train.shape[1]:,} columns")
             print(
-                f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} {'after/before':>13} "
+                f"  {'learner':16} {'before rows/s':>14} {'after rows/s':>14} "
+                f"{'after/before':>13} "
                 f"{'before/SGD':>11} {'after/SGD':>10}"
             )
             sgd = lambda: SGDClassifier(loss="log_loss")  # noqa: E731
@@ -110,7 +112,7 @@ def main():
                     )
                 n_rows = sum(X.shape[0] for X, _ in rows)
                 makes = {
-                    side: (lambda p=package: p.FTRLClassifier(**FTRL, **params))
+                    side: (lambda p=package, params=params: p.FTRLClassifier(**FTRL, **params))
                     for side, package in packages.items()
                 }
                 for make in makes.values():  # compilation and caches, untimed
@@ -123,8 +125,10 @@ def main():
                 speed = {side: n_rows / statistics.median(t) for side, t in times.items()}
                 paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
                 print(
-                    f"  {label:16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
-                    f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}"
+                    f"  {label:16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} "
+                    f"{paired:>13.2f} "
+                    f"{speed['before'] / speed['sgd']:>11.2f} "
+                    f"{speed['after'] / speed['sgd']:>10.2f}"
                 )
             # predict_proba with the kept weights, against SGDClassifier's.
             fitted = {side: one_pass(makes[side], chunks[:3], classes)[1] for side in makes}
@@ -138,7 +142,8 @@ def main():
             speed = {side: ds.X_test.shape[0] / statistics.median(t) for side, t in times.items()}
             paired = statistics.median(b / a for a, b in zip(times["after"], times["before"]))
             print(
-                f"  {'predict_proba':16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} {paired:>13.2f} "
+                f"  {'predict_proba':16} {speed['before']:>14,.0f} {speed['after']:>14,.0f} "
+                f"{paired:>13.2f} "
                 f"{speed['before'] / speed['sgd']:>11.2f} {speed['after'] / speed['sgd']:>10.2f}"
             )
 

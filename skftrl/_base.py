@@ -712,6 +712,7 @@ class BaseFTRL(BaseEstimator):
                 f"{'held-out' if criterion is not None else 'training'} loss "
                 "stopped improving; consider increasing max_iter.",
                 ConvergenceWarning,
+                stacklevel=3,
             )
         return self.max_iter
 

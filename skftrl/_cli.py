@@ -481,7 +481,8 @@ def check_format_options(args, data_kind):
             raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
         if args.n_features is not None or args.zero_based:
             raise UsageError(
-                "--n-features and --zero-based are for LIBSVM data; CSV data is hashed (--hash-bits)"
+                "--n-features and --zero-based are for LIBSVM data; "
+                "CSV data is hashed (--hash-bits)"
             )
     else:
         given = [option for option, value in csv_only.items() if value is not None]

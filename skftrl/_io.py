@@ -652,7 +652,7 @@ def read_ahead(items, depth=READ_AHEAD):
                 if not put((item, None)):
                     return
             put((end, None))
-        except BaseException as error:  # noqa: BLE001 - raised again by the consumer
+        except BaseException as error:
             put((end, error))
         finally:
             items.close()
@@ -1006,7 +1006,8 @@ class CsvScan(NamedTuple):
 
 
 def feature_columns(header, label_column, weight_column, ignore, keep):
-    """The header's feature columns: not the label, the weight, ignored, or left out by ``keep``."""
+    """The header's feature columns: not the label, the weight, ignored, or left out
+    by ``keep``."""
     special = {label_column, weight_column}
     return [
         name

@@ -104,7 +104,8 @@ class ReferenceFTRL:
         ]
 
     def _sigma(self, n_old, squared):
-        """sigma = (root(n + g^2) - root(n)) / alpha, as docs/algorithm.rst, "Learning from one row", step 4."""
+        """sigma = (root(n + g^2) - root(n)) / alpha, as docs/algorithm.rst, "Learning from
+        one row", step 4."""
         return (_root(n_old + squared, self.power) - _root(n_old, self.power)) / self.alpha
 
     def learn_one(self, x, y, s=1.0):
@@ -126,7 +127,8 @@ class ReferenceFTRL:
                 self.n_bias[k] += g * g
 
     def learn_batch(self, xs, ys, ss):
-        """The mini-batch rule of docs/algorithm.rst ("Mini-batches"): every margin from the weights at
+        """The mini-batch rule of docs/algorithm.rst ("Mini-batches"): every margin from the
+        weights at
         the batch's start, then per coordinate the summed gradient G added to z
         and the summed squared gradients Q to n, with
         sigma = (sqrt(n + Q) - sqrt(n)) / alpha."""

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA, assert_same, snapshot
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
+from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FTRLClassifier, FTRLRegressor
 
 RNG = np.random.RandomState(0)

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA, with_int64_indices
 from numpy.testing import assert_allclose
 from scipy.special import expit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, PoissonRegressor
 from sklearn.metrics import log_loss, mean_poisson_deviance
 
+from conftest import HAS_NUMBA, with_int64_indices
 from skftrl import FTRLClassifier, FTRLRegressor
 
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]

@@ -255,7 +255,9 @@ def shown_on_a_terminal(args, columns, cwd=None):
 
 def test_progress_on_a_narrow_terminal_keeps_the_rate_and_the_loss(tmp_path):
     pytest.importorskip("tqdm")  # the display's library: in the test extra
-    write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:20000])
+    # Passes of a few seconds, so that the display has drawn a rate and the
+    # time left during each, however fast the machine.
+    write(tmp_path / "train.svm", shipped_lines("a9a.gz") * 5)
     args = (
         "train",
         "train.svm",
@@ -542,7 +544,8 @@ BAD_INPUT = {
     "test index beyond the model's width": (
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 5, "-1 2:1 124:1\n")},
         ["train", "train.svm", "--test", "test.svm", "--model", "model", "--n-features", 123],
-        "test.svm:5: feature index 124 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model, or --hash-bits)",
+        "test.svm:5: feature index 124 is beyond the model's 123 features (indices 1 to 123; "
+        "train with --n-features for a wider model, or --hash-bits)",
     ),
     "test label not a class": (
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 8, "2 5:1 7:1\n")},
@@ -601,7 +604,8 @@ BAD_INPUT = {
     "predict index beyond the model's width": (
         {"model": "libsvm model", "new.svm": with_line(A9A_HEAD, 4, "-1 5:1 200:1\n")},
         ["predict", "--model", "model", "new.svm", "--output", "out.txt"],
-        "new.svm:4: feature index 200 is beyond the model's 123 features (indices 1 to 123; train with --n-features for a wider model, or --hash-bits)",
+        "new.svm:4: feature index 200 is beyond the model's 123 features (indices 1 to 123; "
+        "train with --n-features for a wider model, or --hash-bits)",
     ),
     "predict csv without a feature column": (
         {"model": "csv model", "new.csv": csv_lines(CLICKS, ["age", "color", "city"])},

@@ -1,9 +1,9 @@
 """scikit-learn's estimator checks, in the default and non-default configurations."""
 
 import numpy as np
-from conftest import HAS_NUMBA
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 
 ESTIMATORS = [

@@ -6,12 +6,12 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import HAS_NUMBA
 from numpy.testing import assert_allclose
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss
 
+from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 
@@ -132,7 +132,8 @@ def run_without_numba(code):
 def test_auto_falls_back_to_numpy_and_numba_says_how_to_install():
     fit = (
         "import numpy as np\nfrom skftrl import FTRLClassifier\n"
-        "FTRLClassifier(engine={!r}, tol=None, max_iter=3).fit(np.eye(4), [0, 1, 0, 1])\nprint('fitted')"
+        "FTRLClassifier(engine={!r}, tol=None, max_iter=3)"
+        ".fit(np.eye(4), [0, 1, 0, 1])\nprint('fitted')"
     )
     auto = run_without_numba(fit.format("auto"))
     assert auto.returncode == 0, auto.stderr

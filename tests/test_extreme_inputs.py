@@ -12,13 +12,13 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA, assert_same, snapshot, with_int64_indices
 from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 from test_reference import assert_matches_reference, run_reference
 
+from conftest import HAS_NUMBA, assert_same, snapshot, with_int64_indices
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 

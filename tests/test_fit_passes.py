@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import assert_same, snapshot
 from numpy.testing import assert_allclose
 from scipy.special import expit
 from sklearn.base import clone
@@ -19,6 +18,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss, mean_poisson_deviance
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 
+from conftest import assert_same, snapshot
 from skftrl import FTRLClassifier, FTRLRegressor
 
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]

@@ -13,12 +13,12 @@ import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA, assert_same, snapshot
 from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss, mean_squared_error
 from sklearn.utils._param_validation import InvalidParameterError
 
+from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._engines._fm_numpy import pairwise_margins
 

@@ -9,10 +9,10 @@ import pytest
 import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from reference import rows_as_dicts
-from conftest import HAS_NUMBA
 from reference_fm import ReferenceFM, explicit_pairwise
 from test_reference import N_FEATURES, chunks, random_sparse
 
+from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor
 from skftrl._engines import get_loss
 from skftrl._engines._fm_batch import FMNumpyBatchEngine

@@ -9,9 +9,10 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import assert_same, snapshot
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 
+from conftest import assert_same, snapshot
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 
@@ -49,13 +50,14 @@ class interrupted_after:
 
 
 def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was(undo_way):
-    # The numpy per-row pass takes seconds over a9a's 32,561 rows: the
-    # interrupt lands between two rows' updates, or inside one.
+    # The numpy per-row pass takes seconds over a9a's 32,561 rows ten times:
+    # the interrupt lands between two rows' updates, or inside one.
     X, y, _, _ = load_a9a()
     model = FTRLClassifier(engine="numpy", l1=0.5).partial_fit(X[:500], y[:500], classes=[-1, 1])
     before = snapshot(model)
+    X_long, y_long = sp.vstack([X] * 10, format="csr"), np.tile(y, 10)
     with pytest.raises(KeyboardInterrupt), interrupted_after(0.3):
-        model.partial_fit(X, y)
+        model.partial_fit(X_long, y_long)
     assert_same(before, snapshot(model))
     # And it goes on learning as if the interrupted call had never been made.
     model.partial_fit(X[500:1000], y[500:1000])
@@ -108,7 +110,7 @@ def test_an_overflow_warning_as_error_in_partial_fit_changes_nothing(
     value = SquaredError._value
 
     def warning_value(self, margins, targets):
-        warnings.warn("overflow encountered in square", RuntimeWarning)
+        warnings.warn("overflow encountered in square", RuntimeWarning, stacklevel=2)
         return value(self, margins, targets)
 
     X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import HAS_NUMBA, assert_same, snapshot
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from numpy.testing import assert_allclose
 from test_reference import TOLERANCE, run_reference
 
+from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FTRLClassifier, FTRLRegressor
 
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]
@@ -397,5 +397,5 @@ def test_predicting_never_changes_the_model(problem, engine_params):
     for method in methods:
         args = (X, y) if method == "score" else (X,)
         getattr(model, method)(*args)
-        model.coef_, model.intercept_
+        _ = model.coef_, model.intercept_
         assert_same(before, snapshot(model))

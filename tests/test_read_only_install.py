@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HAS_NUMBA
 
 import skftrl
+from conftest import HAS_NUMBA
 from skftrl import FTRLClassifier, FTRLRegressor
 
 pytestmark = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")

@@ -122,7 +122,7 @@ class UndoLog:
     order, need not write their features: it says so with
     :meth:`recorded_in_row_order`, and the log finds them in ``X`` when it
     restores (the compiled pass, for which a record is two stores beside the
-    step's own). docs/benchmarks.rst compares the ways of recording. The intercepts' arrays (K values)
+    step's own). The intercepts' arrays (K values)
     are copied whole when the log is made.
 
     ``size``, the number of non-zeros of ``rows`` of ``X``, bounds the number of records;

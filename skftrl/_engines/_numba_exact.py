@@ -18,8 +18,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from . import NumpyEngine
-from . import _losses, _math
+from . import NumpyEngine, _losses, _math
 from ._fm_numpy import MAX_ABS_FACTOR_TERM
 from ._math import compiled_power, flat_state_and_weights, max_abs_gradient, smallest_stored_n
 
