@@ -130,7 +130,8 @@ def main():
     rng = np.random.default_rng(0)
     orders = [rng.permutation(X_train.shape[0]) for _ in range(args.passes)]
     print(f"a9a, batches of {args.batch_size} rows (summed loss), {args.passes} passes")
-    print(f"{'model':<8} {'optimizer':<10} {'best loss':>10} {'pass':>5} {'lr':>7} {'last pass':>10}")
+    header = ("model", "optimizer", "best loss", "pass", "lr", "last pass")
+    print("{:<8} {:<10} {:>10} {:>5} {:>7} {:>10}".format(*header))
     for model_name in ("linear", "deep"):
         for optimizer_name, rates in RATES.items():
             runs = {}
