@@ -59,12 +59,12 @@ class Settings:
 def rate_root(n: torch.Tensor, lr_power: float) -> torch.Tensor:
     """``n ** -lr_power``: ``sqrt(n)`` for the paper's ``lr_power = -0.5``.
 
-    ``sqrt`` is correctly rounded. torch's ``pow`` is not, and on the CPU it
-    rounds the same value differently by its position in a tensor (SIMD code
-    for most elements, the C library's ``pow`` for a tail): a sparse step would
-    then differ from the dense step in the last bit. A tensor with a stride
-    of 2 takes the C library's ``pow`` for every element, so each result
-    depends on its input alone.
+    A sparse step gives the dense step's bits only if each root depends on
+    its input alone. torch's ``sqrt`` does (though some builds round it
+    differently from IEEE's square root in the last bit), but on the CPU its
+    ``pow`` rounds the same value differently by its position in a tensor:
+    SIMD code for most elements, the C library's ``pow`` for a tail. A tensor
+    with a stride of 2 takes the C library's ``pow`` for every element.
     """
     if lr_power == PAPER_LR_POWER:
         return torch.sqrt(n)
@@ -99,7 +99,8 @@ def closed_form_weight(z: torch.Tensor, root_n: torch.Tensor, settings: Settings
     denominator = negated_denominator(root_n, settings)
     if settings.l1 > 0:
         # z - clamp(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
-        z = z - torch.clamp(z, -settings.l1, settings.l1)
+        shrunk = torch.clamp(z, -settings.l1, settings.l1)
+        z = torch.sub(z, shrunk, out=shrunk)
     return torch.div(z, denominator, out=denominator)
 
 
@@ -127,16 +128,18 @@ def step_state(
     where it underflows ``squared`` is 0, and so is ``sigma``. Returns
     ``rate_root`` of the new ``n``, which the new weight needs.
     """
-    old_root = rate_root(n, settings.lr_power)
+    # In place where a value is not needed again: a dense step over a large
+    # table then allocates fewer temporaries of its size.
+    sigma = rate_root(n, settings.lr_power)
     n += squared
     new_root = rate_root(n, settings.lr_power)
     if settings.lr_power == PAPER_LR_POWER:
-        sigma = new_root + old_root
+        sigma += new_root
         sigma *= settings.lr
         sigma.clamp_(min=torch.finfo(sigma.dtype).tiny)
         torch.div(squared, sigma, out=sigma)
     else:
-        sigma = new_root - old_root
+        torch.sub(new_root, sigma, out=sigma)
         sigma /= settings.lr
     sigma *= weight
     z += direction

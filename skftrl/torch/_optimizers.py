@@ -322,7 +322,7 @@ class FTRL(_FTRLBase):
         weight = closed_form_weight(z, new_root, settings)
         # Coordinates without gradient keep their value: the closed form of
         # their unchanged state, or the initial value they have not left.
-        param.copy_(torch.where(gradient != 0, weight, param))
+        param.copy_(torch.where(gradient != 0, weight, param, out=weight))
 
     def _update_rows(self, param, state, rows, gradient, settings) -> None:
         # The touched rows' state and weights (copies), stepped as by the
@@ -483,4 +483,4 @@ class FTRLAdam(_FTRLBase):
         new_root = step_state(z, n, param, direction, second, settings)
         weight = closed_form_weight(z, new_root, settings)
         moved = (direction != 0) | (second != 0)
-        param.copy_(torch.where(moved, weight, param))
+        param.copy_(torch.where(moved, weight, param, out=weight))
