@@ -161,10 +161,13 @@ def initial_z(weight: torch.Tensor, n: torch.Tensor, settings: Settings) -> torc
     :data:`INITIAL_Z_SEARCH_STEPS` adjacent floats either way to the one
     whose closed form is nearest ``weight``: ``weight`` itself wherever some
     ``z`` gives it. The closed form is monotone in ``z``, so no ``z`` further
-    away does better. A rounded division cannot give every float, though: for
-    about one weight in eight no ``z`` gives it exactly, and the best ``z``
-    gives an adjacent float (the optimizers keep the parameter's own value
-    until a gradient moves it, whatever its ``z``).
+    away does better. The closed form cannot give every float, though: a
+    rounded division skips some quotients (about one weight in eight without
+    L1), and with L1, ``z`` lies near ``+-l1``, whose floats are coarser than
+    the weight's, so that with an ``l1`` much larger than ``|w| * D`` most
+    weights are out of reach. The best ``z`` then gives a weight next to it;
+    the optimizers keep the parameter's own value until a gradient moves it,
+    whatever its ``z``.
 
     Raises ``ValueError`` where ``z`` would be infinite: a weight near the
     float range times a large denominator.
