@@ -361,6 +361,12 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             sample_weight = self._weighted_by_class(sample_weight, class_index, classes, y)
         return X, targets, sample_weight, classes
 
+    def _prepare_rows(self, X, y, sample_weight):
+        X, targets, sample_weight, _ = self._prepare(
+            X, y, sample_weight, self.classes_, reset=False
+        )
+        return X, targets, sample_weight
+
     def _weighted_by_class(self, sample_weight, class_index, classes, y):
         """``sample_weight`` times each row's class weight, which must be
         finite and non-negative, as sample weights must."""

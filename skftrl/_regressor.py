@@ -289,6 +289,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
             )
         return X, y, self._validate_sample_weight(sample_weight, X)
 
+    def _prepare_rows(self, X, y, sample_weight):
+        return self._prepare(X, y, sample_weight, reset=False)
+
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
     def fit(self, X, y, sample_weight=None):
