@@ -747,12 +747,17 @@ def label_leaks(numbers_of, y):
 def learn(estimator, chunk, classes, path):
     """``partial_fit`` on one chunk; a refusal is reported with the chunk's lines."""
     import numpy as np
+    from sklearn.base import is_classifier
 
+    from ._engines import get_loss
     from ._io import DataError
 
-    if getattr(estimator, "loss", None) == "poisson" and np.any(chunk.y < 0):
-        line = chunk.lines[np.flatnonzero(chunk.y < 0)[0]]
-        raise DataError(path, int(line), "--loss poisson needs labels >= 0")
+    if not is_classifier(estimator):
+        loss = get_loss(estimator.loss)
+        invalid = loss.invalid_targets(chunk.y)
+        if invalid is not None and invalid.any():
+            line = chunk.lines[np.flatnonzero(invalid)[0]]
+            raise DataError(path, int(line), f"--loss {estimator.loss} needs {loss.target_domain}")
     if classes is not None:
         check_known_labels(path, chunk, classes)
     extra = {} if chunk.sample_weight is None else {"sample_weight": chunk.sample_weight}
@@ -1309,14 +1314,10 @@ def learned_factors(estimator):
     """
     import numpy as np
 
-    from ._engines._math import weights_from_state
-
     n = estimator.n_factors_
     initial_n = n.dtype.type(estimator.initial_accumulator_value)
     columns = np.flatnonzero((n != initial_n).any(axis=(0, 2)))
-    factors = weights_from_state(
-        estimator.z_factors_[:, columns], n[:, columns], estimator._parameters().of_factors()
-    )
+    factors = estimator._factors(columns)
     nonzero = (factors != 0).any(axis=(0, 2))
     return columns[nonzero], factors[:, nonzero]
 
@@ -1547,6 +1548,17 @@ input_spec_, hashed_feature_names_ and training_log_ for the command line. A
 joblib file is a pickle: load only model files you trust."""
 
 
+def regression_loss(text):
+    """``--loss``: one of FTRLRegressor's losses (imported here, not at start-up)."""
+    from ._engines._losses import REGRESSION_LOSSES
+
+    if text not in REGRESSION_LOSSES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(REGRESSION_LOSSES)})"
+        )
+    return text
+
+
 def add_hyper_parameters(parser):
     group = parser.add_argument_group("hyper-parameters (default: the estimator's)")
     group.add_argument("--learning-rate", type=float, help="alpha, > 0 (default 0.1)")
@@ -1555,8 +1567,9 @@ def add_hyper_parameters(parser):
     group.add_argument("--l2", type=float, help=">= 0 (default 0.0)")
     group.add_argument(
         "--loss",
-        choices=["squared_error", "huber", "poisson"],
-        help="regression loss (default squared_error); classification always uses the log loss",
+        type=regression_loss,
+        help="regression loss: one of FTRLRegressor's (default squared_error); "
+        "classification always uses the log loss",
     )
     group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
     group.add_argument(

@@ -24,6 +24,7 @@ from ._engines._fm_numpy import (
     initial_factor_state,
     new_factor_state,
 )
+from ._engines._math import weights_from_state
 from ._regressor import FTRLRegressor
 
 
@@ -90,6 +91,19 @@ class _FactorizationMachine:
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
         return self._prediction_engine().factors(self._state(), self._parameters())
+
+    def _factors(self, columns):
+        """The factors of the features ``columns`` in closed form, shape
+        (n_outputs, len(columns), n_components), computing only theirs.
+
+        With ``_early_stopping``, the estimators' internal interface for the
+        command line (its ``inspect`` shows the learned columns' interactions).
+        """
+        return weights_from_state(
+            self.z_factors_[:, columns],
+            self.n_factors_[:, columns],
+            self._parameters().of_factors(),
+        )
 
     def _parameters(self):
         linear = super()._parameters()

@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
 from ._engines import get_loss
+from ._engines._losses import REGRESSION_LOSSES
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):
@@ -221,7 +222,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     _parameter_constraints: dict = {
         **BaseFTRL._parameter_constraints,
-        "loss": [StrOptions({"squared_error", "huber", "poisson"})],
+        "loss": [StrOptions(set(REGRESSION_LOSSES))],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -282,10 +283,12 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         """Validate a batch: canonical X, float targets, per-row weights."""
         X, y = self._validate_X_y(X, y, reset=reset)
         y = y.astype(np.float64, copy=False)
-        if self.loss == "poisson" and np.any(y < 0):
+        loss = self._loss()
+        invalid = loss.invalid_targets(y)
+        if invalid is not None and invalid.any():
             raise ValueError(
-                "loss='poisson' requires non-negative y (counts or rates); "
-                f"got a minimum of {y.min()!r}."
+                f"loss={self.loss!r} requires {loss.target_domain}; "
+                f"got {y[invalid][0]!r} at row {np.flatnonzero(invalid)[0]}."
             )
         return X, y, self._validate_sample_weight(sample_weight, X)
 
