@@ -25,8 +25,8 @@ formulas, one row at a time. Every model makes one pass over the training
 rows; the L1 strength of each is set so that its total penalty over the pass
 is ``l1`` (the per-row :math:`\\lambda` is ``l1 / n_rows``), and a grid of
 ``l1`` traces the number of non-zero weights against the held-out log loss.
-The seeds claim that FTRL-Proximal has RDA's sparsity at FOBOS's accuracy:
-the figure shows whether it does on these data.
+McMahan (2011) finds that FTRL-Proximal has RDA's sparsity at FOBOS's
+accuracy: the figure shows whether it does on these data.
 """
 
 # %%
@@ -179,14 +179,13 @@ plt.show()
 #
 # * FOBOS keeps the most weights at a given ``l1``: its penalty shrinks a
 #   weight only by the current step's :math:`\eta_i\lambda`, so a coordinate
-#   that gets a gradient step larger than that stays non-zero (on the click
-#   stream, 685 weights at ``l1=100`` where the other two keep 2 to 4).
+#   that gets a gradient step larger than that stays non-zero (compare the
+#   three columns of the click stream's table at ``l1=100``).
 # * RDA and FTRL-Proximal threshold the accumulated gradient in closed form,
 #   and keep about as few weights as each other at every ``l1``.
 # * At equal sparsity FTRL-Proximal has the lowest held-out loss of the
-#   three on both datasets, and at equal ``l1`` it is as accurate as FOBOS
-#   (a9a: 0.3246 with 69 weights against FOBOS's 0.3250 with 105, in the run
-#   that built this page) while RDA is clearly worse: RDA's weights come from
-#   the *sum* of all gradients scaled by the current rate, centred at the
-#   origin. Here, then, FTRL-Proximal does have RDA's sparsity at FOBOS's
-#   accuracy, as the seeds claim.
+#   three on both datasets, and at equal ``l1`` it is about as accurate as
+#   FOBOS with fewer weights (see the tables above) while RDA is clearly
+#   worse: RDA's weights come from the *sum* of all gradients scaled by the
+#   current rate, centred at the origin. Here, then, FTRL-Proximal does have
+#   RDA's sparsity at FOBOS's accuracy, as McMahan (2011) finds.

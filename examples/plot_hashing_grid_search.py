@@ -67,7 +67,7 @@ print(records_train[0][29:32], records_train[0][89:91])
 # ``alternate_sign=False`` keeps every hashed value at +1, as a one-hot
 # encoding would. The classifier makes 4 shuffled passes per fit. It learns
 # in mini-batches of 16 rows (``batch_size=16``), which makes this grid
-# about three times faster on the numpy engine; at the end, the best
+# faster on the numpy engine; at the end, the best
 # parameters are refitted with the exact algorithm (``batch_size=1``) to show
 # that the mini-batches changed little.
 pipeline = make_pipeline(

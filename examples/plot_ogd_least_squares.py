@@ -3,7 +3,7 @@
 Online gradient descent and exact streaming least squares, pass by pass
 =======================================================================
 
-Two online learners from the seed documents, on the bike-sharing counts
+FTRL-Proximal against two relatives, on the bike-sharing counts
 (:func:`~skftrl.datasets.load_bike_sharing`):
 
 * **Exact streaming least squares.** A linear model's least-squares solution

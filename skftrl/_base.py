@@ -31,6 +31,7 @@ from ._engines import (
 )
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
+from ._stopping import EarlyStopping
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -215,27 +216,42 @@ def _param_names(estimator_class):
     return tuple(estimator_class._get_param_names())
 
 
-class NoImprovementRule:
-    """The passes' stopping rule: stop once a loss (lower is better) has not
-    improved on the lowest so far by ``tol`` for ``n_iter_no_change`` passes
-    in a row; never with ``tol=None``. Used by ``fit`` and by the command
-    line's held-out passes."""
+class StateCheckpoint:
+    """A copy of an estimator's state for the features ``columns`` (every
+    per-feature array of its state, features on axis 1), of its per-output
+    arrays and of its records of training, made once and copied into in
+    place: its size is the columns', not the whole width of a hashed model.
+    Restoring it is right when only those columns were learned from since."""
 
-    def __init__(self, tol, n_iter_no_change):
-        self.tol, self.n_iter_no_change = tol, n_iter_no_change
-        self.lowest = np.inf
-        self.passes_without_improvement = 0
+    def __init__(self, estimator, columns):
+        self.estimator, self.columns = estimator, columns
+        self.arrays = [
+            array[:, columns] if array.ndim > 1 else array.copy() for array in estimator._state()
+        ]
+        self.n_samples_seen = estimator.n_samples_seen_
+        self.n_loss_curve = len(estimator.loss_curve_)
 
-    def should_stop(self, loss):
-        """Record a pass's loss; whether to stop after it."""
-        if self.tol is None:
-            return False
-        if loss > self.lowest - self.tol:
-            self.passes_without_improvement += 1
-        else:
-            self.passes_without_improvement = 0
-        self.lowest = min(self.lowest, loss)
-        return self.passes_without_improvement >= self.n_iter_no_change
+    def keep(self):
+        """Copy the estimator's current state into the checkpoint."""
+        estimator, columns = self.estimator, self.columns
+        for kept, array in zip(self.arrays, estimator._state()):
+            # Not np.take(..., out=): on strided state views it copies the
+            # whole array first.
+            kept[...] = array[:, columns] if array.ndim > 1 else array
+        self.n_samples_seen = estimator.n_samples_seen_
+        self.n_loss_curve = len(estimator.loss_curve_)
+
+    def restore(self):
+        """Put the estimator back as it was when the state was kept."""
+        estimator, columns = self.estimator, self.columns
+        estimator._cache().clear()  # the kept weights are those of another state
+        for kept, array in zip(self.arrays, estimator._writable_state()):
+            if array.ndim > 1:
+                array[:, columns] = kept
+            else:
+                array[...] = kept
+        estimator.n_samples_seen_ = self.n_samples_seen
+        del estimator.loss_curve_[self.n_loss_curve :]
 
 
 class BaseFTRL(BaseEstimator):
@@ -585,47 +601,37 @@ class BaseFTRL(BaseEstimator):
         # In their original order, which fit keeps when shuffle=False.
         return np.sort(training_rows), np.sort(validation_rows)
 
-    def _validation_score(self, X, targets, sample_weight):
-        """The held-out score of ``early_stopping``: minus the mean loss of the
-        rows (log loss, or the regressor's training loss), so higher is better."""
-        return -self._mean_loss(self._linear_scores(X), targets, sample_weight)
+    def _early_stopping(self, columns, *, tie=0.0, keep_best=True):
+        """An :class:`~skftrl._stopping.EarlyStopping` of this model's passes,
+        with ``tol`` and ``n_iter_no_change``, a checkpoint of the state of
+        ``columns`` (the only features the passes learn from) and the
+        held-out loss of rows as ``fit`` scores them.
 
-    def _snapshot_state(self, columns):
-        """A copy of the state of the features ``columns`` (every per-feature
-        array of :meth:`_state`, features on axis 1), of the per-output arrays
-        and of the records of training (see :meth:`_restore_state`)."""
-        return {
-            "columns": columns,
-            "arrays": [
-                array[:, columns] if array.ndim > 1 else array.copy() for array in self._state()
-            ],
-            "n_samples_seen": self.n_samples_seen_,
-            "n_loss_curve": len(self.loss_curve_),
-        }
+        The internal interface of early stopping: ``fit`` and the command
+        line's ``--holdout-period`` use it (the command line through nothing
+        else private).
+        """
+        return EarlyStopping(
+            self.tol,
+            self.n_iter_no_change,
+            tie=tie,
+            checkpoint=StateCheckpoint(self, columns),
+            keep_best=keep_best,
+            held_out_loss=self._held_out_loss,
+        )
 
-    def _copy_state_into(self, snapshot):
-        """Copy the current state of ``snapshot``'s columns into it, in place
-        (a snapshot is allocated once per fit, however often it is updated)."""
-        columns = snapshot["columns"]
-        for kept, array in zip(snapshot["arrays"], self._state()):
-            # Not np.take(..., out=): on strided state views it copies the
-            # whole array first.
-            kept[...] = array[:, columns] if array.ndim > 1 else array
-        snapshot["n_samples_seen"] = self.n_samples_seen_
-        snapshot["n_loss_curve"] = len(self.loss_curve_)
+    def _held_out_loss(self, X, y, sample_weight):
+        """The summed loss of rows of a fitted model and their summed weight,
+        each row's loss as early stopping scores it; the rows are validated
+        as :meth:`partial_fit` validates them."""
+        X, targets, sample_weight = self._prepare_rows(X, y, sample_weight)
+        total = float(sample_weight.sum())
+        return self._mean_loss(self._linear_scores(X), targets, sample_weight) * total, total
 
-    def _restore_state(self, snapshot):
-        """Put the model back as it was when ``snapshot`` was taken, provided
-        that only its columns were learned from since."""
-        self._cache().clear()  # the kept weights are those of another state
-        columns = snapshot["columns"]
-        for kept, array in zip(snapshot["arrays"], self._writable_state()):
-            if array.ndim > 1:
-                array[:, columns] = kept
-            else:
-                array[...] = kept
-        self.n_samples_seen_ = snapshot["n_samples_seen"]
-        del self.loss_curve_[snapshot["n_loss_curve"] :]
+    def _prepare_rows(self, X, y, sample_weight):
+        """Validated rows for the fitted model: canonical CSR X, the passes'
+        targets and per-row weights."""
+        raise NotImplementedError
 
     def _fit_passes(self, X, targets, sample_weight):
         """The passes of :meth:`fit`, by ``early_stopping``.
@@ -642,47 +648,33 @@ class BaseFTRL(BaseEstimator):
         """
         random_state = check_random_state(self.random_state)
         if not self.early_stopping:
+            stopping = EarlyStopping(self.tol, self.n_iter_no_change)
             self.validation_scores_ = self.best_validation_score_ = None
             self.n_iter_ = self.best_iteration_ = self._passes_until_no_change(
-                X, targets, sample_weight, np.arange(X.shape[0]), random_state
+                X, targets, sample_weight, np.arange(X.shape[0]), random_state, stopping
             )
             return
         rows, validation_rows = self._validation_split(targets, random_state)
-        X_validation = X[validation_rows]
-        validation = (targets[validation_rows], sample_weight[validation_rows])
-        # Only the columns of X change during fit, so a copy of theirs is a
-        # copy of the state: its size is the distinct columns X uses, never
-        # more than one pass reads, not the whole width of a hashed model.
-        kept = self._snapshot_state(np.unique(X.indices))
-        validation_scores = []
+        held_out = (X[validation_rows], targets[validation_rows], sample_weight[validation_rows])
         # True returns the pass of the lowest held-out loss, the model that
         # scored best, as MLPClassifier, LightGBM and Vowpal Wabbit keep
         # theirs. "refit" takes only a number of passes from it: the last
         # whose loss is within tol of the lowest, since passes closer than tol
         # count as equal and the later one has learned more, which matters
-        # when refit learns 10% more rows.
-        tie = 0.0 if self.early_stopping is True else (self.tol or 0.0)
-        best_iteration = 0
-
-        def held_out_loss():
-            nonlocal best_iteration
-            score = self._validation_score(X_validation, *validation)
-            validation_scores.append(score)
-            # Within tol of the best so far is within tol of the best of all
-            # passes to come, unless a later one is best: then it is kept.
-            if score >= max(validation_scores) - tie:
-                best_iteration = len(validation_scores)
-                if self.early_stopping is True:
-                    self._copy_state_into(kept)
-            return -score
-
-        self.n_iter_ = self._passes_until_no_change(
-            X, targets, sample_weight, rows, random_state, held_out_loss
+        # when refit learns 10% more rows; it starts again from the state fit
+        # started from. Only the columns of X change during fit, so a
+        # checkpoint of theirs is one of the state.
+        keep_best = self.early_stopping is True
+        stopping = self._early_stopping(
+            np.unique(X.indices), tie=0.0 if keep_best else (self.tol or 0.0), keep_best=keep_best
         )
-        self.best_iteration_ = best_iteration
-        self.validation_scores_ = validation_scores
-        self.best_validation_score_ = validation_scores[self.best_iteration_ - 1]
-        self._restore_state(kept)
+        self.n_iter_ = self._passes_until_no_change(
+            X, targets, sample_weight, rows, random_state, stopping, held_out
+        )
+        self.best_iteration_ = stopping.best_pass
+        self.validation_scores_ = [-loss for loss in stopping.losses]
+        self.best_validation_score_ = -stopping.best_loss
+        stopping.restore()
         if self.early_stopping == "refit":
             all_rows = np.arange(X.shape[0])
             for _ in range(self.best_iteration_):
@@ -691,28 +683,32 @@ class BaseFTRL(BaseEstimator):
                 self._learn(X, targets, sample_weight, all_rows)
 
     def _passes_until_no_change(
-        self, X, targets, sample_weight, rows, random_state, criterion=None
+        self, X, targets, sample_weight, rows, random_state, stopping, held_out=None
     ):
-        """Passes over ``rows`` (shuffled when ``shuffle``) until ``criterion()``
-        after a pass (default: the pass's progressive loss; lower is better)
-        has not improved on the best by ``tol`` for ``n_iter_no_change`` passes
-        in a row, or ``max_iter`` passes; returns the number of passes made."""
-        rule = NoImprovementRule(self.tol, self.n_iter_no_change)
+        """Passes over ``rows`` (shuffled when ``shuffle``) until ``stopping``
+        stops them, or ``max_iter`` passes; returns the number of passes made.
+
+        Each pass's loss is the mean loss of the ``held_out`` rows
+        ``(X, targets, sample_weight)`` after it, or without them its
+        progressive loss.
+        """
         for n_iter in range(1, self.max_iter + 1):
             if self.shuffle:
                 random_state.shuffle(rows)
-            value = self._learn(X, targets, sample_weight, rows)
-            if criterion is not None:
-                value = criterion()
-            if rule.should_stop(value):
+            loss = self._learn(X, targets, sample_weight, rows)
+            if held_out is not None:
+                held_out_X, *held_out_rows = held_out
+                loss = self._mean_loss(self._linear_scores(held_out_X), *held_out_rows)
+            stopping.end_pass(loss)
+            if stopping.stopped:
                 return n_iter
         if self.tol is not None and self.max_iter > 1:
             warnings.warn(
                 f"Maximum number of passes ({self.max_iter}) reached before the "
-                f"{'held-out' if criterion is not None else 'training'} loss "
+                f"{'held-out' if held_out is not None else 'training'} loss "
                 "stopped improving; consider increasing max_iter.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=2,
             )
         return self.max_iter
 

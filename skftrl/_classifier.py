@@ -144,17 +144,20 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     batch_size : int, default=1
         Rows per update. ``1`` is the exact algorithm: each row is learned
         from before the next is scored. Larger values run the vectorized
-        numpy mini-batch engine, 7 to 12 times faster at 64: the margins
-        of a batch come from the weights at its start, and each touched
-        coordinate receives the batch's summed gradient and summed squared
-        gradient. At 64, held-out log loss changed by at most 0.15% on a9a,
-        w8a and a hashed click stream. Range [1, inf).
+        numpy mini-batch engine: the margins of a batch come from the
+        weights at its start, and each touched coordinate receives the
+        batch's summed gradient and summed squared gradient. Without numba,
+        moderate batches (such as 64) are much faster than the exact numpy
+        engine at a small cost in held-out loss; very large ones can diverge
+        on frequent features. See :ref:`benchmarks` for measurements.
+        Range [1, inf).
 
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row algorithm (``batch_size=1``).
-        ``"numba"`` compiles it (install ``skftrl[fast]``); it gives the same
-        state as ``"numpy"`` to rounding, and runs 29 to 46 times faster.
-        ``"auto"`` uses numba when it can be imported, else numpy.
+        ``"numba"`` compiles it (install ``skftrl[fast]``): the same state as
+        ``"numpy"`` to rounding, at the speed of compiled code (see
+        :ref:`benchmarks`). ``"auto"`` uses numba when it can be imported,
+        else numpy; ``"numba"`` rejects ``batch_size > 1``.
         Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
@@ -242,6 +245,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     See Also
     --------
     FTRLRegressor : FTRL-Proximal for regression.
+    FMClassifier : A factorization machine: this model plus pairwise interactions.
     sklearn.linear_model.SGDClassifier : Linear models trained with SGD.
 
     References
@@ -361,6 +365,12 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             sample_weight = self._weighted_by_class(sample_weight, class_index, classes, y)
         return X, targets, sample_weight, classes
 
+    def _prepare_rows(self, X, y, sample_weight):
+        X, targets, sample_weight, _ = self._prepare(
+            X, y, sample_weight, self.classes_, reset=False
+        )
+        return X, targets, sample_weight
+
     def _weighted_by_class(self, sample_weight, class_index, classes, y):
         """``sample_weight`` times each row's class weight, which must be
         finite and non-negative, as sample weights must."""
@@ -399,7 +409,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
         Returns
         -------
-        self : FTRLClassifier
+        self : object
             The fitted estimator.
         """
         keep_state = self.warm_start and self.__sklearn_is_fitted__()
@@ -432,7 +442,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
         Returns
         -------
-        self : FTRLClassifier
+        self : object
             The updated estimator.
         """
         # _fit_context skips validation in partial_fit once fitted, but

@@ -747,12 +747,17 @@ def label_leaks(numbers_of, y):
 def learn(estimator, chunk, classes, path):
     """``partial_fit`` on one chunk; a refusal is reported with the chunk's lines."""
     import numpy as np
+    from sklearn.base import is_classifier
 
+    from ._engines import get_loss
     from ._io import DataError
 
-    if getattr(estimator, "loss", None) == "poisson" and np.any(chunk.y < 0):
-        line = chunk.lines[np.flatnonzero(chunk.y < 0)[0]]
-        raise DataError(path, int(line), "--loss poisson needs labels >= 0")
+    if not is_classifier(estimator):
+        loss = get_loss(estimator.loss)
+        invalid = loss.invalid_targets(chunk.y)
+        if invalid is not None and invalid.any():
+            line = chunk.lines[np.flatnonzero(invalid)[0]]
+            raise DataError(path, int(line), f"--loss {estimator.loss} needs {loss.target_domain}")
     if classes is not None:
         check_known_labels(path, chunk, classes)
     extra = {} if chunk.sample_weight is None else {"sample_weight": chunk.sample_weight}
@@ -831,16 +836,14 @@ class Holdout:
     The rows K, 2K, 3K, ... of the file (counted from 1, data rows only) are
     never learned from. Their parsed chunks are kept in a cache of their own
     (a temporary file, 1/K of the data) during the first pass; after each
-    pass the model scores them as the estimators' early stopping scores its
-    held-out rows (their weighted mean loss, ``_validation_score``), with the
-    same rule as ``early_stopping=True`` (``BaseFTRL._fit_passes``): the
-    best pass is the one of the lowest loss (the later of two equal ones),
-    as Vowpal Wabbit keeps its holdout's best model; the passes stop when
-    the loss has not improved on the lowest by ``tol`` for
-    ``n_iter_no_change`` passes in a row. The state of
-    the best pass is kept with the estimators' ``_snapshot_state`` of the
-    columns the training rows use (no other column changes) and put back at
-    the end with ``_restore_state``.
+    pass the model scores them as ``fit``'s early stopping scores its
+    held-out rows (their weighted mean loss), with the same early stopping as
+    ``early_stopping=True``: the best pass is the one of the lowest loss (the
+    later of two equal ones), as Vowpal Wabbit keeps its holdout's best
+    model; the passes stop when the loss has not improved on the lowest by
+    ``tol`` for ``n_iter_no_change`` passes in a row. The state of the best
+    pass is kept for the columns the training rows use (no other column
+    changes) and put back at the end.
     """
 
     def __init__(self, period, path):
@@ -851,11 +854,7 @@ class Holdout:
         self.row = 0  # data rows of the current pass read so far
         self.n_held_out = 0
         self.used_columns = None  # the columns of the training rows (a mask)
-        self.losses = []
-        self.best_pass = 0
-        self.stopped = False
-        self.stopping_rule = None  # the estimator's, made at the first pass's end
-        self.kept = None
+        self.stopping = None  # the estimator's, made at the first pass's end
 
     def training_part(self, chunk, first_pass):
         """The chunk's rows that are learned from; in the first pass, the
@@ -875,8 +874,10 @@ class Holdout:
             self.used_columns[training.X.indices] = True
         return training
 
-    def end_pass(self, estimator, number, n_rows):
+    def end_pass(self, estimator, n_rows):
         """Score the held-out rows: ``(loss, whether the pass is the best, whether to stop)``."""
+        import numpy as np
+
         from ._io import DataError
 
         self.row = 0
@@ -887,33 +888,21 @@ class Holdout:
                 f"--holdout-period {self.period} holds out no row: the file has {n_rows:,} "
                 f"data row{'s' if n_rows != 1 else ''}, fewer than {self.period}",
             )
+        if self.stopping is None:
+            self.stopping = estimator._early_stopping(np.flatnonzero(self.used_columns))
         loss_sum = weight_sum = 0.0
         for chunk in self.cache.chunks():
-            chunk_loss, chunk_weight = held_out_loss(estimator, chunk, self.path)
+            chunk_loss, chunk_weight = held_out_loss(estimator, self.stopping, chunk, self.path)
             loss_sum += chunk_loss
             weight_sum += chunk_weight
         loss = loss_sum / weight_sum if weight_sum else 0.0
-        if self.stopping_rule is None:
-            from ._base import NoImprovementRule
+        best = self.stopping.end_pass(loss)
+        return loss, best, self.stopping.stopped
 
-            self.stopping_rule = NoImprovementRule(estimator.tol, estimator.n_iter_no_change)
-        self.losses.append(loss)
-        best = loss <= min(self.losses)
-        if best:
-            self.best_pass = number
-            if self.kept is None:
-                import numpy as np
-
-                self.kept = estimator._snapshot_state(np.flatnonzero(self.used_columns))
-            else:
-                estimator._copy_state_into(self.kept)
-        self.stopped = self.stopping_rule.should_stop(loss)
-        return loss, best, self.stopped
-
-    def keep_best(self, estimator):
+    def keep_best(self):
         """Put the best pass's state back; returns its held-out loss."""
-        estimator._restore_state(self.kept)
-        return self.losses[self.best_pass - 1]
+        self.stopping.restore()
+        return self.stopping.best_loss
 
     def close(self):
         self.cache.close()
@@ -929,7 +918,7 @@ def select_rows(chunk, mask):
     )
 
 
-def held_out_loss(estimator, chunk, path):
+def held_out_loss(estimator, stopping, chunk, path):
     """The summed loss of a chunk of held-out rows and their summed weight,
     each row's loss as the estimators' early stopping scores it."""
     import numpy as np
@@ -938,21 +927,15 @@ def held_out_loss(estimator, chunk, path):
     from ._io import DataError
 
     weights = np.ones(chunk.n_rows) if chunk.sample_weight is None else chunk.sample_weight
+    if is_classifier(estimator):
+        check_known_labels(path, chunk, estimator.classes_)
     try:
-        if is_classifier(estimator):
-            check_known_labels(path, chunk, estimator.classes_)
-            X, targets, weights, _ = estimator._prepare(
-                chunk.X, chunk.y, weights, estimator.classes_, reset=False
-            )
-        else:
-            X, targets, weights = estimator._prepare(chunk.X, chunk.y, weights, reset=False)
+        return stopping.held_out_loss(chunk.X, chunk.y, weights)
     except ValueError as error:
         first, last = int(chunk.lines[0]), int(chunk.lines[-1])
         raise DataError(
             path, first, f"in the held-out rows of lines {first}-{last}: {error}"
         ) from None
-    total = float(weights.sum())
-    return -estimator._validation_score(X, targets, weights) * total, total
 
 
 class Training:
@@ -1144,20 +1127,21 @@ class Training:
             if holdout is None:
                 self.report(line)
                 continue
-            held_loss, best, stop = holdout.end_pass(estimator, number, read)
+            held_loss, best, stop = holdout.end_pass(estimator, read)
             self.report(f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}")
             if stop:
                 break
         seconds = time.perf_counter() - began
         if holdout is not None:
-            kept = holdout.keep_best(estimator)
+            kept = holdout.keep_best()
             self.report(
-                f"kept the model of pass {holdout.best_pass} of {len(holdout.losses)} "
+                f"kept the model of pass {holdout.stopping.best_pass} of "
+                f"{len(holdout.stopping.losses)} "
                 f"(held-out {loss_name} {kept:.6f})"
                 + (
                     f"; stopped: no improvement of {estimator.tol:g} for "
                     f"{estimator.n_iter_no_change} passes"
-                    if holdout.stopped
+                    if holdout.stopping.stopped
                     else ""
                 )
             )
@@ -1201,11 +1185,11 @@ class Training:
         if holdout is not None:
             # rows: those learned from; passes: those of the model kept.
             entry.update(
-                passes=holdout.best_pass,
+                passes=holdout.stopping.best_pass,
                 holdout_period=holdout.period,
                 held_out_rows=holdout.n_held_out,
-                passes_made=len(holdout.losses),
-                held_out_losses=holdout.losses,
+                passes_made=len(holdout.stopping.losses),
+                held_out_losses=holdout.stopping.losses,
             )
         log.append(entry)
         estimator.training_log_ = log
@@ -1330,14 +1314,10 @@ def learned_factors(estimator):
     """
     import numpy as np
 
-    from ._engines._math import weights_from_state
-
     n = estimator.n_factors_
     initial_n = n.dtype.type(estimator.initial_accumulator_value)
     columns = np.flatnonzero((n != initial_n).any(axis=(0, 2)))
-    factors = weights_from_state(
-        estimator.z_factors_[:, columns], n[:, columns], estimator._parameters().of_factors()
-    )
+    factors = estimator._factors(columns)
     nonzero = (factors != 0).any(axis=(0, 2))
     return columns[nonzero], factors[:, nonzero]
 
@@ -1568,6 +1548,17 @@ input_spec_, hashed_feature_names_ and training_log_ for the command line. A
 joblib file is a pickle: load only model files you trust."""
 
 
+def regression_loss(text):
+    """``--loss``: one of FTRLRegressor's losses (imported here, not at start-up)."""
+    from ._engines._losses import REGRESSION_LOSSES
+
+    if text not in REGRESSION_LOSSES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(REGRESSION_LOSSES)})"
+        )
+    return text
+
+
 def add_hyper_parameters(parser):
     group = parser.add_argument_group("hyper-parameters (default: the estimator's)")
     group.add_argument("--learning-rate", type=float, help="alpha, > 0 (default 0.1)")
@@ -1576,8 +1567,9 @@ def add_hyper_parameters(parser):
     group.add_argument("--l2", type=float, help=">= 0 (default 0.0)")
     group.add_argument(
         "--loss",
-        choices=["squared_error", "huber", "poisson"],
-        help="regression loss (default squared_error); classification always uses the log loss",
+        type=regression_loss,
+        help="regression loss: one of FTRLRegressor's (default squared_error); "
+        "classification always uses the log loss",
     )
     group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
     group.add_argument(

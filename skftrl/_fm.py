@@ -24,6 +24,7 @@ from ._engines._fm_numpy import (
     initial_factor_state,
     new_factor_state,
 )
+from ._engines._math import weights_from_state
 from ._regressor import FTRLRegressor
 
 
@@ -91,6 +92,19 @@ class _FactorizationMachine:
         check_is_fitted(self)
         return self._prediction_engine().factors(self._state(), self._parameters())
 
+    def _factors(self, columns):
+        """The factors of the features ``columns`` in closed form, shape
+        (n_outputs, len(columns), n_components), computing only theirs.
+
+        With ``_early_stopping``, the estimators' internal interface for the
+        command line (its ``inspect`` shows the learned columns' interactions).
+        """
+        return weights_from_state(
+            self.z_factors_[:, columns],
+            self.n_factors_[:, columns],
+            self._parameters().of_factors(),
+        )
+
     def _parameters(self):
         linear = super()._parameters()
         factor_learning_rate = self.factor_learning_rate
@@ -138,143 +152,153 @@ class _FactorizationMachine:
         self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
 
 
-# The docstring entries of the parameters both FM estimators add.
-_FM_PARAMETERS = """
+class FMClassifier(_FactorizationMachine, FTRLClassifier):
+    """Factorization machine classifier trained online with FTRL-Proximal.
+
+    A factorization machine (Rendle, ICDM 2010) is the linear model plus an
+    interaction ``<v_i, v_j> x_i x_j`` of every two features of a row,
+    through a vector ``v_i`` of ``n_components`` factors per feature. It
+    learns effects that exist only in combination, such as a site and an ad
+    slot that go together, which a linear model cannot. Every coordinate
+    (the intercept, each weight, each factor) is learned by FTRL-Proximal
+    with its own rate, as :class:`FTRLClassifier` learns its weights, and a
+    row costs ``O(n_components * nnz)``. Two classes use one logistic output;
+    three or more use a softmax with one intercept, set of weights and set of
+    factors per class. The exact semantics are on the documentation page
+    "Factorization machines trained with FTRL".
+
+    The estimator has :class:`FTRLClassifier`'s contract: :meth:`fit` and
+    :meth:`partial_fit`, early stopping, warm start, sample and class
+    weights, ``loss_curve_``, and a saved model that resumes bit for bit.
+
+    Parameters
+    ----------
     n_components : int, default=8
-        The number ``k`` of latent components of each feature's factor
-        vector. The model holds ``k + 1`` times the linear model's state.
-        Range [1, inf); for ``k = 0`` use the FTRL estimator, which is that
-        model.
+        The number ``k`` of factors per feature (and per output). More
+        components fit richer interactions and overfit sooner on small
+        data; 4 to 16 is the usual range. The state is ``k + 1`` times the
+        linear model's. Range [1, inf); without factors, use
+        :class:`FTRLClassifier`.
 
     init_stdev : float, default=0.01
         Standard deviation of the initial factors, drawn from a normal
-        distribution once when the state is created (seeded by
-        ``random_state``). 0 leaves the factors at 0 forever, which is the
-        linear model. Range [0, inf).
+        distribution once, when the state is created, from
+        ``random_state``. Factors that all start at 0 never move: 0 gives
+        exactly the linear model. Large values add noise the model must
+        first unlearn. Range [0, inf).
 
     factor_learning_rate : float or None, default=None
-        The rate scale ``alpha_v`` of the factors' per-coordinate learning
-        rate ``alpha_v / (beta + sqrt(n))``. None uses ``learning_rate``.
-        Range (0, inf).
+        The rate scale ``alpha_v`` of the factors: each factor coordinate's
+        learning rate is ``alpha_v / (beta + sqrt(n))``. None uses
+        ``learning_rate``. Range (0, inf).
 
     factor_l2 : float, default=0.03
-        L2 penalty on the factors of each row's features, applied per row
-        (a term ``factor_l2 * v`` in each factor's gradient, as libFM and
-        Wordbatch's FM_FTRL apply it). Range [0, inf).
-"""
+        L2 penalty on the factors of each row's features, applied per row:
+        a term ``factor_l2 * v`` in each factor's gradient, as libFM and
+        Wordbatch's ``FM_FTRL`` apply it. It keeps the factors from
+        overfitting over several passes; a row of sample weight 0 still
+        applies it. Range [0, inf).
 
-
-# The docstring entries of the FTRL parameters both FM estimators share.
-_RATE_PARAMETERS = """    learning_rate : float, default=0.1
-        The rate scale ``alpha`` of the weights and the intercept.
-        Range (0, inf).
+    learning_rate : float, default=0.1
+        The paper's ``alpha``: the rate scale of the weights and the
+        intercept, whose per-coordinate learning rate is
+        ``alpha / (beta + sqrt(n_i))``. Range (0, inf).
 
     beta : float, default=1.0
-        Smooths the rates of rarely seen coordinates, and is the initial
-        factors' proximal strength (with ``factor_learning_rate``): it must
+        Smooths the learning rate of rarely seen coordinates. It is also the
+        initial factors' proximal strength (``beta / alpha_v``), so it must
         be positive. Range (0, inf).
 
     l1 : float, default=0.0
-        L1 strength of the linear weights (not of the factors). Range [0, inf).
+        L1 strength of the linear weights (not of the factors): a weight is
+        exactly 0 while ``|z_i| <= l1``. Range [0, inf).
 
     l2 : float, default=0.0
-        L2 strength of the linear weights (not of the factors, see
+        L2 strength of the linear weights (for the factors, see
         ``factor_l2``). Range [0, inf).
 
     learning_rate_power : float, default=-0.5
-        The exponent ``p`` of every coordinate's rate
-        ``alpha / (beta + n ** -p)``. Range [-1, 0].
+        The exponent ``p`` of every coordinate's learning rate
+        ``alpha / (beta + n ** -p)``, weights and factors alike, as
+        TensorFlow's ``Ftrl`` names it; -0.5 is the paper's
+        ``sqrt(n)``. Range [-1, 0].
 
     initial_accumulator_value : float, default=0.0
-        The value every coordinate's ``n`` starts from. Range [0, inf).
+        The value every coordinate's ``n`` starts from when the state is
+        created, as TensorFlow's ``Ftrl`` names it. Range [0, inf).
 
     fit_intercept : bool, default=True
         Whether to learn an (unregularized) intercept.
 
     max_iter : int, default=100
-        Maximum number of passes over the data in :meth:`fit`. Range [1, inf).
+        Maximum number of passes over the data in :meth:`fit`.
+        :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
 
-"""
-
-_TRAINING_PARAMETERS = """    validation_fraction : float, default=0.1
-        The fraction of rows held out by ``early_stopping``. Range (0, 1).
-
-    shuffle : bool, default=True
-        Whether :meth:`fit` shuffles the rows before each pass.
-
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initial factors (an int draws them with
-        ``numpy.random.default_rng(random_state)``) and the shuffling of
-        :meth:`fit`. Pass an int for reproducible results.
-
-    warm_start : bool, default=False
-        If True, :meth:`fit` continues from the current state.
-
-    batch_size : int, default=1
-        Rows per update. 1 is the exact per-row algorithm. Larger values run
-        the numpy mini-batch pass: every margin of a batch (and its factor
-        sums) from the state at the batch's start, then one FTRL step per
-        touched coordinate with the batch's summed gradients and squared
-        gradients (the factor penalty counted once per row). Range [1, inf).
-
-    engine : {"auto", "numpy", "numba"}, default="auto"
-        Implementation of the exact per-row pass (``batch_size=1``).
-        ``"numba"`` compiles it (install ``skftrl[fast]``) and rejects
-        ``batch_size > 1``; it gives the same state as ``"numpy"`` to
-        rounding. ``"auto"`` uses numba when it can be imported, else numpy.
-        Mini-batches always run on numpy.
-
-    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
-        Storage type of the state (weights' and factors' ``z`` and ``n``).
-
-"""
-
-
-class FMClassifier(_FactorizationMachine, FTRLClassifier):
-    __doc__ = (
-        """Factorization machine classifier trained online with FTRL-Proximal.
-
-    A factorization machine (Rendle, ICDM 2010) adds to the linear model a
-    pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
-    x_j``, through a vector ``v_i`` of ``n_components`` factors per feature:
-    it learns that a user likes an item, or that a site and an ad slot go
-    together, which a linear model cannot. Every coordinate (intercept,
-    weight, factor) is learned by FTRL-Proximal with its own rate, exactly
-    as :class:`FTRLClassifier` learns its weights; a row costs
-    ``O(n_components * nnz)``. Two classes use one logistic output; three or
-    more a softmax with one set of weights and factors per class. The exact
-    semantics are in the documentation's page "Factorization machines
-    trained with FTRL".
-
-    Everything else is :class:`FTRLClassifier`'s: ``fit``, ``partial_fit``,
-    early stopping, warm start, ``loss_curve_``, persistence that resumes
-    bit for bit.
-
-    Parameters
-    ----------"""
-        + _FM_PARAMETERS
-        + """
-"""
-        + _RATE_PARAMETERS
-        + """    tol : float or None, default=1e-4
-        Stopping criterion of :meth:`fit`, as in :class:`FTRLClassifier`.
+    tol : float or None, default=1e-4
+        :meth:`fit` stops when the mean loss it watches (see
+        ``early_stopping``) has not improved on the best pass by at least
+        ``tol`` for ``n_iter_no_change`` passes in a row. None makes all
+        ``max_iter`` passes (and with early stopping still keeps the best).
         Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
 
     early_stopping : {"refit", True, False}, default="refit"
-        How :meth:`fit` chooses the number of passes, as in
-        :class:`FTRLClassifier`: on the held-out log loss of
-        ``validation_fraction`` of the rows, then learning all rows in as
-        many passes (``"refit"``) or restoring the best pass's state
-        (``True``), factors included; ``False`` stops on the training loss.
+        How :meth:`fit` chooses the number of passes. With ``True`` and
+        ``"refit"`` it holds out ``validation_fraction`` of the rows
+        (stratified by class, or at random when that is impossible), learns
+        the others pass by pass, scores the held-out rows' mean log loss
+        after each pass, and stops by ``tol`` and ``n_iter_no_change``.
+        ``True`` then restores the state of the pass with the lowest
+        held-out loss, factors included. ``"refit"`` starts again from the
+        state :meth:`fit` started from and learns all the rows in as many
+        passes as the last pass whose held-out loss is within ``tol`` of the
+        lowest. ``False`` learns all the rows and stops on the progressive
+        loss of each pass. :meth:`partial_fit` ignores it.
 
-"""
-        + _TRAINING_PARAMETERS
-        + """    class_weight : dict, "balanced" or None, default=None
-        Weights per class, multiplying ``sample_weight``, as in
-        :class:`FTRLClassifier`.
+    validation_fraction : float, default=0.1
+        The fraction of the rows held out by early stopping. Range (0, 1).
+
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the rows before each pass.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the initial factors (an int draws them with
+        ``numpy.random.default_rng(random_state)``) and seeds the shuffling
+        of :meth:`fit`. Pass an int for reproducible results.
+
+    warm_start : bool, default=False
+        If True, :meth:`fit` continues from the current state instead of
+        starting afresh. :meth:`partial_fit` always continues.
+
+    batch_size : int, default=1
+        Rows per update. ``1`` is the exact per-row algorithm. Larger values
+        run the numpy mini-batch pass: every margin of a batch (and its
+        factor sums) comes from the state at the batch's start, then each
+        touched coordinate takes one FTRL step with the batch's summed
+        gradients and summed squared gradients (the factor penalty counted
+        once per row). Without numba it is the fast choice; see
+        :ref:`benchmarks` for its speed and held-out loss. Range [1, inf).
+
+    engine : {"auto", "numpy", "numba"}, default="auto"
+        Implementation of the exact per-row pass (``batch_size=1``).
+        ``"numba"`` compiles it (install ``skftrl[fast]``) and gives the same
+        state as ``"numpy"`` to rounding; it rejects ``batch_size > 1``.
+        ``"auto"`` uses numba when it can be imported, else numpy.
+        Mini-batches always run on numpy.
+
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Storage type of the state (the ``z`` and ``n`` of the intercept,
+        weights and factors), set when the state is created (a later change
+        is refused until a :meth:`fit` without ``warm_start``).
+        ``numpy.float32`` halves its memory; arithmetic is done in float64
+        either way.
+
+    class_weight : dict, "balanced" or None, default=None
+        Weights per class, multiplying ``sample_weight``. ``"balanced"`` uses
+        ``n_samples / (n_classes * np.bincount(y))`` and is supported by
+        :meth:`fit` only.
 
     Attributes
     ----------
@@ -286,43 +310,60 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         ``n_outputs`` is 1 for two classes, else ``n_classes``.
 
     intercept_ : ndarray of shape (n_outputs,)
-        The intercept, in closed form from ``z_intercept_`` and ``n_intercept_``.
+        The intercept, in closed form from ``z_intercept_`` and
+        ``n_intercept_``.
 
     components_ : ndarray of shape (n_outputs, n_features, n_components)
         The factors ``v``, in closed form from ``z_factors_`` and
-        ``n_factors_``. The interaction of features ``i`` and ``j`` for output
-        ``o`` is ``components_[o, i] @ components_[o, j]``.
+        ``n_factors_``. The interaction of features ``i`` and ``j`` for
+        output ``o`` is ``components_[o, i] @ components_[o, j]``.
 
-    z_, n_ : ndarray of shape (n_outputs, n_features)
-        The linear weights' ``z`` and ``n``. Read-only.
+    z_ : ndarray of shape (n_outputs, n_features)
+        The linear weights' ``z``: the accumulated gradients minus the
+        proximal corrections. Read-only (assign a new array to replace it).
 
-    z_intercept_, n_intercept_ : ndarray of shape (n_outputs,)
-        The intercept's ``z`` and ``n``.
+    n_ : ndarray of shape (n_outputs, n_features)
+        The linear weights' ``n``: the sums of squared gradients. Read-only.
 
-    z_factors_, n_factors_ : ndarray of shape (n_outputs, n_features, n_components)
-        The factors' ``z`` and ``n``: with the four arrays above, the whole
-        learned state. Read-only (assign a new array to replace one).
+    z_intercept_ : ndarray of shape (n_outputs,)
+        ``z`` of the intercept.
+
+    n_intercept_ : ndarray of shape (n_outputs,)
+        ``n`` of the intercept.
+
+    z_factors_ : ndarray of shape (n_outputs, n_features, n_components)
+        The factors' ``z``. Read-only.
+
+    n_factors_ : ndarray of shape (n_outputs, n_features, n_components)
+        The factors' ``n``: with the five arrays above, the whole learned
+        state. Read-only.
 
     n_iter_ : int
-        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+        Passes made by the last :meth:`fit` (with early stopping, the passes
+        over the rows not held out, including those after the best; 1 after
+        :meth:`partial_fit`).
+
+    best_iteration_ : int or None
+        The number of passes the returned model has made in the last
+        :meth:`fit`: the best pass with early stopping, else ``n_iter_``.
+        None before any :meth:`fit`.
 
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
 
     loss_curve_ : list of float
-        The progressive validation log loss of each pass and each
-        :meth:`partial_fit` call, as in :class:`FTRLClassifier`.
+        The progressive validation log loss of each pass of :meth:`fit` and
+        of each :meth:`partial_fit` call, in order since the state was
+        created: the sample-weighted mean loss of the rows, each scored
+        before it was learned from.
 
     validation_scores_ : list of float or None
-        With early stopping, minus the held-out mean loss after each pass of
-        the last :meth:`fit` (higher is better); None otherwise.
+        With early stopping, minus the held-out mean log loss after each pass
+        of the last :meth:`fit` (higher is better). None otherwise.
 
     best_validation_score_ : float or None
-        Minus the held-out loss of the returned model's pass; None without
+        Minus the held-out loss of the returned model's pass. None without
         early stopping.
-
-    best_iteration_ : int or None
-        The passes the returned model has made in the last :meth:`fit`.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -338,6 +379,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     References
     ----------
     S. Rendle, "Factorization Machines", ICDM 2010.
+
     H. B. McMahan et al., "Ad Click Prediction: a View from the Trenches",
     KDD 2013.
 
@@ -354,7 +396,6 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     >>> clf.components_.shape
     (1, 2, 2)
     """
-    )
 
     _parameter_constraints: dict = {
         **FTRLClassifier._parameter_constraints,
@@ -416,95 +457,219 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
 
 
 class FMRegressor(_FactorizationMachine, FTRLRegressor):
-    __doc__ = (
-        """Factorization machine regression trained online with FTRL-Proximal.
+    """Factorization machine regression trained online with FTRL-Proximal.
 
-    A factorization machine (Rendle, ICDM 2010) adds to the linear model a
-    pairwise interaction of every two features of a row, ``<v_i, v_j> x_i
-    x_j``, through a vector ``v_i`` of ``n_components`` factors per feature:
-    with one-hot users and items, it learns each user's taste for each item
-    from the ratings of similar users and items. Every coordinate is learned
-    by FTRL-Proximal with its own rate, exactly as :class:`FTRLRegressor`
-    learns its weights, for a squared, Huber or Poisson (log link) loss; a
-    row costs ``O(n_components * nnz)``. The exact semantics are in the
-    documentation's page "Factorization machines trained with FTRL".
+    A factorization machine (Rendle, ICDM 2010) is the linear model plus an
+    interaction ``<v_i, v_j> x_i x_j`` of every two features of a row,
+    through a vector ``v_i`` of ``n_components`` factors per feature. With
+    one-hot users and items, it learns each user's taste for each item from
+    the ratings of similar users and items, which a linear model cannot.
+    Every coordinate (the intercept, each weight, each factor) is learned by
+    FTRL-Proximal with its own rate, as :class:`FTRLRegressor` learns its
+    weights, for a squared, Huber or Poisson (log link) loss; a row costs
+    ``O(n_components * nnz)``. The exact semantics are on the documentation
+    page "Factorization machines trained with FTRL".
 
-    Everything else is :class:`FTRLRegressor`'s: ``fit``, ``partial_fit``,
-    early stopping, warm start, ``loss_curve_``, persistence that resumes
-    bit for bit.
+    The estimator has :class:`FTRLRegressor`'s contract: :meth:`fit` and
+    :meth:`partial_fit`, early stopping, warm start, sample weights,
+    ``loss_curve_``, and a saved model that resumes bit for bit.
 
     Parameters
     ----------
     loss : {"squared_error", "huber", "poisson"}, default="squared_error"
-        The loss, as in :class:`FTRLRegressor`; predictions are ``exp`` of
-        the margin for ``"poisson"``.
+        ``"squared_error"``: ``(m - y)^2 / 2``. ``"huber"``: quadratic for
+        residuals up to ``epsilon``, linear beyond, robust to outliers.
+        ``"poisson"``: negative Poisson log-likelihood with a log link, for
+        counts; predictions are ``exp(m)`` and ``y`` must be non-negative.
 
     epsilon : float, default=0.1
-        Residual beyond which the Huber loss becomes linear. Range (0, inf).
-"""
-        + _FM_PARAMETERS
-        + """
-"""
-        + _RATE_PARAMETERS
-        + """    tol : float or None, default=1e-4
-        Stopping criterion of :meth:`fit`, as in :class:`FTRLRegressor`.
+        Residual beyond which the Huber loss becomes linear, in the target's
+        units. Used only by ``loss="huber"``. Range (0, inf).
+
+    n_components : int, default=8
+        The number ``k`` of factors per feature. More components fit richer
+        interactions and overfit sooner on small data; 4 to 16 is the usual
+        range. The state is ``k + 1`` times the linear model's.
+        Range [1, inf); without factors, use :class:`FTRLRegressor`.
+
+    init_stdev : float, default=0.01
+        Standard deviation of the initial factors, drawn from a normal
+        distribution once, when the state is created, from
+        ``random_state``. Factors that all start at 0 never move: 0 gives
+        exactly the linear model. Large values add noise the model must
+        first unlearn. Range [0, inf).
+
+    factor_learning_rate : float or None, default=None
+        The rate scale ``alpha_v`` of the factors: each factor coordinate's
+        learning rate is ``alpha_v / (beta + sqrt(n))``. None uses
+        ``learning_rate``. Range (0, inf).
+
+    factor_l2 : float, default=0.03
+        L2 penalty on the factors of each row's features, applied per row:
+        a term ``factor_l2 * v`` in each factor's gradient, as libFM and
+        Wordbatch's ``FM_FTRL`` apply it. It keeps the factors from
+        overfitting over several passes; a row of sample weight 0 still
+        applies it. Range [0, inf).
+
+    learning_rate : float, default=0.1
+        The paper's ``alpha``: the rate scale of the weights and the
+        intercept, whose per-coordinate learning rate is
+        ``alpha / (beta + sqrt(n_i))``. A target in the hundreds needs
+        weights in the hundreds: raise it, or divide the target by its
+        scale. Range (0, inf).
+
+    beta : float, default=1.0
+        Smooths the learning rate of rarely seen coordinates. It is also the
+        initial factors' proximal strength (``beta / alpha_v``), so it must
+        be positive. Range (0, inf).
+
+    l1 : float, default=0.0
+        L1 strength of the linear weights (not of the factors): a weight is
+        exactly 0 while ``|z_i| <= l1``. Range [0, inf).
+
+    l2 : float, default=0.0
+        L2 strength of the linear weights (for the factors, see
+        ``factor_l2``). Range [0, inf).
+
+    learning_rate_power : float, default=-0.5
+        The exponent ``p`` of every coordinate's learning rate
+        ``alpha / (beta + n ** -p)``, weights and factors alike, as
+        TensorFlow's ``Ftrl`` names it; -0.5 is the paper's
+        ``sqrt(n)``. Range [-1, 0].
+
+    initial_accumulator_value : float, default=0.0
+        The value every coordinate's ``n`` starts from when the state is
+        created, as TensorFlow's ``Ftrl`` names it. Range [0, inf).
+
+    fit_intercept : bool, default=True
+        Whether to learn an (unregularized) intercept.
+
+    max_iter : int, default=100
+        Maximum number of passes over the data in :meth:`fit`.
+        :meth:`partial_fit` always makes exactly one pass. Range [1, inf).
+
+    tol : float or None, default=1e-4
+        :meth:`fit` stops when the mean loss it watches (see
+        ``early_stopping``) has not improved on the best pass by at least
+        ``tol`` for ``n_iter_no_change`` passes in a row. None makes all
+        ``max_iter`` passes (and with early stopping still keeps the best).
         Range [0, inf).
 
     n_iter_no_change : int, default=5
         Passes without improvement before :meth:`fit` stops. Range [1, inf).
 
     early_stopping : {"refit", True, False}, default="refit"
-        How :meth:`fit` chooses the number of passes, as in
-        :class:`FTRLRegressor`: on the held-out training loss of
-        ``validation_fraction`` of the rows, then learning all rows in as
-        many passes (``"refit"``) or restoring the best pass's state
-        (``True``), factors included; ``False`` stops on the training loss.
+        How :meth:`fit` chooses the number of passes. With ``True`` and
+        ``"refit"`` it holds out ``validation_fraction`` of the rows (at
+        random), learns the others pass by pass, scores the held-out rows'
+        mean training loss (``loss``) after each pass, and stops by ``tol``
+        and ``n_iter_no_change``. ``True`` then restores the state of the
+        pass with the lowest held-out loss, factors included. ``"refit"``
+        starts again from the state :meth:`fit` started from and learns all
+        the rows in as many passes as the last pass whose held-out loss is
+        within ``tol`` of the lowest. ``False`` learns all the rows and stops
+        on the progressive loss of each pass. :meth:`partial_fit` ignores
+        it.
 
-"""
-        + _TRAINING_PARAMETERS
-        + """    Attributes
+    validation_fraction : float, default=0.1
+        The fraction of the rows held out by early stopping. Range (0, 1).
+
+    shuffle : bool, default=True
+        Whether :meth:`fit` shuffles the rows before each pass.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the initial factors (an int draws them with
+        ``numpy.random.default_rng(random_state)``) and seeds the shuffling
+        of :meth:`fit`. Pass an int for reproducible results.
+
+    warm_start : bool, default=False
+        If True, :meth:`fit` continues from the current state instead of
+        starting afresh. :meth:`partial_fit` always continues.
+
+    batch_size : int, default=1
+        Rows per update. ``1`` is the exact per-row algorithm. Larger values
+        run the numpy mini-batch pass: every margin of a batch (and its
+        factor sums) comes from the state at the batch's start, then each
+        touched coordinate takes one FTRL step with the batch's summed
+        gradients and summed squared gradients (the factor penalty counted
+        once per row). Without numba it is the fast choice; see
+        :ref:`benchmarks` for its speed and held-out loss. Range [1, inf).
+
+    engine : {"auto", "numpy", "numba"}, default="auto"
+        Implementation of the exact per-row pass (``batch_size=1``).
+        ``"numba"`` compiles it (install ``skftrl[fast]``) and gives the same
+        state as ``"numpy"`` to rounding; it rejects ``batch_size > 1``.
+        ``"auto"`` uses numba when it can be imported, else numpy.
+        Mini-batches always run on numpy.
+
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Storage type of the state (the ``z`` and ``n`` of the intercept,
+        weights and factors), set when the state is created (a later change
+        is refused until a :meth:`fit` without ``warm_start``).
+        ``numpy.float32`` halves its memory; arithmetic is done in float64
+        either way.
+
+    Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
         The linear weights, in closed form from ``z_`` and ``n_``.
 
     intercept_ : ndarray of shape (1,)
-        The intercept, in closed form from ``z_intercept_`` and ``n_intercept_``.
+        The intercept, in closed form from ``z_intercept_`` and
+        ``n_intercept_``.
 
     components_ : ndarray of shape (1, n_features, n_components)
         The factors ``v``, in closed form from ``z_factors_`` and
         ``n_factors_``. The interaction of features ``i`` and ``j`` is
         ``components_[0, i] @ components_[0, j]``.
 
-    z_, n_ : ndarray of shape (1, n_features)
-        The linear weights' ``z`` and ``n``. Read-only.
+    z_ : ndarray of shape (1, n_features)
+        The linear weights' ``z``: the accumulated gradients minus the
+        proximal corrections. Read-only (assign a new array to replace it).
 
-    z_intercept_, n_intercept_ : ndarray of shape (1,)
-        The intercept's ``z`` and ``n``.
+    n_ : ndarray of shape (1, n_features)
+        The linear weights' ``n``: the sums of squared gradients. Read-only.
 
-    z_factors_, n_factors_ : ndarray of shape (1, n_features, n_components)
-        The factors' ``z`` and ``n``: with the four arrays above, the whole
-        learned state. Read-only (assign a new array to replace one).
+    z_intercept_ : ndarray of shape (1,)
+        ``z`` of the intercept.
+
+    n_intercept_ : ndarray of shape (1,)
+        ``n`` of the intercept.
+
+    z_factors_ : ndarray of shape (1, n_features, n_components)
+        The factors' ``z``. Read-only.
+
+    n_factors_ : ndarray of shape (1, n_features, n_components)
+        The factors' ``n``: with the five arrays above, the whole learned
+        state. Read-only.
 
     n_iter_ : int
-        Passes made by the last :meth:`fit` (1 after :meth:`partial_fit`).
+        Passes made by the last :meth:`fit` (with early stopping, the passes
+        over the rows not held out, including those after the best; 1 after
+        :meth:`partial_fit`).
+
+    best_iteration_ : int or None
+        The number of passes the returned model has made in the last
+        :meth:`fit`: the best pass with early stopping, else ``n_iter_``.
+        None before any :meth:`fit`.
 
     n_samples_seen_ : int
         Rows learned from since the state was created, counting every pass.
 
     loss_curve_ : list of float
-        The progressive validation loss of each pass and each
-        :meth:`partial_fit` call, as in :class:`FTRLRegressor`.
+        The progressive validation loss of each pass of :meth:`fit` and of
+        each :meth:`partial_fit` call, in order since the state was created:
+        the sample-weighted mean training loss of the rows (half the squared
+        error for ``"squared_error"``), each scored before it was learned
+        from.
 
     validation_scores_ : list of float or None
-        With early stopping, minus the held-out mean loss after each pass of
-        the last :meth:`fit` (higher is better); None otherwise.
+        With early stopping, minus the held-out mean training loss after
+        each pass of the last :meth:`fit` (higher is better). None otherwise.
 
     best_validation_score_ : float or None
-        Minus the held-out loss of the returned model's pass; None without
+        Minus the held-out loss of the returned model's pass. None without
         early stopping.
-
-    best_iteration_ : int or None
-        The passes the returned model has made in the last :meth:`fit`.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -521,6 +686,9 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     ----------
     S. Rendle, "Factorization Machines", ICDM 2010.
 
+    H. B. McMahan et al., "Ad Click Prediction: a View from the Trenches",
+    KDD 2013.
+
     Examples
     --------
     >>> import numpy as np
@@ -535,7 +703,6 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     >>> abs(round(FTRLRegressor(random_state=0).fit(X, y).score(X, y), 2))
     0.0
     """
-    )
 
     _parameter_constraints: dict = {
         **FTRLRegressor._parameter_constraints,

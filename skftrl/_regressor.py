@@ -8,6 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseFTRL, unchanged_on_error
 from ._engines import get_loss
+from ._engines._losses import REGRESSION_LOSSES
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):
@@ -117,17 +118,20 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     batch_size : int, default=1
         Rows per update. ``1`` is the exact algorithm: each row is learned
         from before the next is scored. Larger values run the vectorized
-        numpy mini-batch engine, 7 to 12 times faster at 64: the margins
-        of a batch come from the weights at its start, and each touched
-        coordinate receives the batch's summed gradient and summed squared
-        gradient. At 64, held-out log loss changed by at most 0.15% on a9a,
-        w8a and a hashed click stream. Range [1, inf).
+        numpy mini-batch engine: the margins of a batch come from the
+        weights at its start, and each touched coordinate receives the
+        batch's summed gradient and summed squared gradient. Without numba,
+        moderate batches (such as 64) are much faster than the exact numpy
+        engine at a small cost in held-out loss; very large ones can diverge
+        on frequent features. See :ref:`benchmarks` for measurements.
+        Range [1, inf).
 
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row algorithm (``batch_size=1``).
-        ``"numba"`` compiles it (install ``skftrl[fast]``); it gives the same
-        state as ``"numpy"`` to rounding, and runs 29 to 46 times faster.
-        ``"auto"`` uses numba when it can be imported, else numpy.
+        ``"numba"`` compiles it (install ``skftrl[fast]``): the same state as
+        ``"numpy"`` to rounding, at the speed of compiled code (see
+        :ref:`benchmarks`). ``"auto"`` uses numba when it can be imported,
+        else numpy; ``"numba"`` rejects ``batch_size > 1``.
         Mini-batches always run on numpy.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
@@ -205,6 +209,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     See Also
     --------
     FTRLClassifier : FTRL-Proximal for classification.
+    FMRegressor : A factorization machine: this model plus pairwise interactions.
     sklearn.linear_model.SGDRegressor : Linear regression trained with SGD.
 
     Examples
@@ -221,7 +226,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     _parameter_constraints: dict = {
         **BaseFTRL._parameter_constraints,
-        "loss": [StrOptions({"squared_error", "huber", "poisson"})],
+        "loss": [StrOptions(set(REGRESSION_LOSSES))],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
     }
 
@@ -282,12 +287,17 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         """Validate a batch: canonical X, float targets, per-row weights."""
         X, y = self._validate_X_y(X, y, reset=reset)
         y = y.astype(np.float64, copy=False)
-        if self.loss == "poisson" and np.any(y < 0):
+        loss = self._loss()
+        invalid = loss.invalid_targets(y)
+        if invalid is not None and invalid.any():
             raise ValueError(
-                "loss='poisson' requires non-negative y (counts or rates); "
-                f"got a minimum of {y.min()!r}."
+                f"loss={self.loss!r} requires {loss.target_domain}; "
+                f"got {y[invalid][0]!r} at row {np.flatnonzero(invalid)[0]}."
             )
         return X, y, self._validate_sample_weight(sample_weight, X)
+
+    def _prepare_rows(self, X, y, sample_weight):
+        return self._prepare(X, y, sample_weight, reset=False)
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
@@ -308,7 +318,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
         Returns
         -------
-        self : FTRLRegressor
+        self : object
             The fitted estimator.
         """
         keep_state = self.warm_start and self.__sklearn_is_fitted__()
@@ -334,7 +344,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
         Returns
         -------
-        self : FTRLRegressor
+        self : object
             The updated estimator.
         """
         # _fit_context skips validation in partial_fit once fitted, but

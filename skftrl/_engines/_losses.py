@@ -10,7 +10,7 @@ per-row passes use the scalar forms below, which numba compiles unchanged:
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Optional
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
@@ -35,6 +35,13 @@ class Loss:
     # The largest |dloss/dm|: gradients of a bounded loss need no clipping
     # when no weight times input can reach the clipping bound.
     derivative_bound: ClassVar[float] = math.inf
+    # The targets a regression loss accepts, in words (None: every real).
+    target_domain: ClassVar[Optional[str]] = None
+
+    def invalid_targets(self, targets):
+        """Where ``targets`` (a float array) lie outside :attr:`target_domain`:
+        a boolean array, or None when every real is valid."""
+        return None
 
     def derivative(self, margins, targets):
         """``dloss/dm``, shape (n_rows, K), finite for finite input."""
@@ -171,6 +178,10 @@ class Poisson(Loss):
 
     name: ClassVar[str] = "poisson"
     code: ClassVar[int] = POISSON
+    target_domain: ClassVar[Optional[str]] = "non-negative y (counts or rates)"
+
+    def invalid_targets(self, targets):
+        return targets < 0
 
     def derivative(self, margins, targets):
         return np.exp(np.minimum(margins, MAX_EXP_MARGIN)) - targets[:, None]
@@ -184,6 +195,10 @@ class Poisson(Loss):
 
 
 LOSSES = {loss.name: loss for loss in (LogLoss, Multinomial, SquaredError, Huber, Poisson)}
+# The losses of regression, for FTRLRegressor's ``loss`` and the command line's ``--loss``.
+REGRESSION_LOSSES = tuple(
+    name for name, loss in LOSSES.items() if not issubclass(loss, ProbabilityLoss)
+)
 
 
 def get_loss(name, epsilon=0.0):
