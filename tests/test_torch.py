@@ -353,12 +353,15 @@ def test_no_z_gives_some_initial_values():
     assert param.item() == value
 
 
-def test_initial_value_too_large_for_the_state_raises():
+def test_initial_value_too_large_for_the_state_raises_before_any_change():
+    first = torch.nn.Parameter(torch.tensor([0.5, 0.0], dtype=torch.float64))
     param = torch.nn.Parameter(torch.tensor([1e300, 0.0], dtype=torch.float64))
-    optimizer = FTRL([param], lr=1e-10)
+    optimizer = FTRL([first, param], lr=1e-10)
+    first.grad = torch.ones(2, dtype=torch.float64)
     param.grad = torch.ones(2, dtype=torch.float64)
     with pytest.raises(ValueError, match="too large for FTRL's state"):
         optimizer.step()
+    assert torch.equal(first.detach(), torch.tensor([0.5, 0.0], dtype=torch.float64))
     assert torch.equal(param.detach(), torch.tensor([1e300, 0.0], dtype=torch.float64))
 
 

@@ -103,7 +103,7 @@ class _FTRLBase(torch.optim.Optimizer):
         """Make one optimization step from the parameters' gradients.
 
         Parameters whose ``grad`` is None are skipped. Every gradient is
-        checked before any state changes.
+        checked, and every new state made, before any parameter changes.
 
         Parameters
         ----------
@@ -134,11 +134,12 @@ class _FTRLBase(torch.optim.Optimizer):
                     continue
                 where = f"parameter {param_index} of parameter group {group_index}"
                 rows, gradient = self._gradient(param, group["maximize"], where)
+                # A new state (which can fail) before any parameter changes.
+                if not self.state[param]:
+                    self._init_state(self.state[param], param, settings)
                 updates.append((param, rows, gradient, settings, group))
         for param, rows, gradient, settings, group in updates:
             state = self.state[param]
-            if not state:
-                self._init_state(state, param, settings)
             if rows is None:
                 self._update_dense(param, state, gradient, settings, group)
             else:
@@ -178,7 +179,8 @@ class _FTRLBase(torch.optim.Optimizer):
         return rows, clip_gradient(values)
 
     def _init_state(self, state: dict, param: torch.Tensor, settings: Settings) -> None:
-        """``z`` and ``n`` whose closed form is the parameter's current value."""
+        """``n = initial_accumulator_value`` and the ``z`` whose closed form is
+        nearest the parameter's current value (see :func:`._formulas.initial_z`)."""
         n = torch.full_like(
             param, settings.initial_accumulator_value, memory_format=torch.preserve_format
         )
