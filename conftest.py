@@ -1,4 +1,5 @@
-"""pytest collects doctests from skftrl/ too; the numba engines' modules need numba."""
+"""pytest collects doctests from skftrl/ too; the numba engines' modules need
+numba, and skftrl/torch needs torch."""
 
 import importlib.util
 
@@ -9,3 +10,4 @@ NUMBA_MODULES = [
 ]
 
 collect_ignore = [] if importlib.util.find_spec("numba") else NUMBA_MODULES
+collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["skftrl/torch/*"]

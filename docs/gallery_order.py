@@ -11,6 +11,7 @@ EXAMPLES = [
     "plot_ogd_least_squares.py",
     "plot_fm_ratings.py",
     "plot_fm_click_interaction.py",
+    "plot_torch_wide_and_deep.py",
 ]
 
 
