@@ -42,7 +42,7 @@ class TrainingInput(NamedTuple):
     names: Optional[FeatureNames]  # CSV: the names of the hashed features
     # LIBSVM after a scan: the chunks it read, indices as written (None with --no-cache).
     scan_cache: Optional[ChunkCache] = None
-    # CSV without a scan: the open input and its rows, from the first.
+    # CSV without a scan: the open input and its rows, from the first (see open_csv).
     csv_rows: Optional[tuple] = None
 
 
@@ -193,10 +193,8 @@ def csv_input(args, classes, numeric_classes, resources):
         header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
         classes, n_rows = scan.labels, scan.n_rows
     else:
-        source = resources.enter_context(contextlib.closing(CsvInput(args.data)))
-        kinds, rows = first_chunk_kinds(
-            source, source.row_chunks(args.chunk_size), columns_of, categorical
-        )
+        source, rows = open_csv(args.data, args.chunk_size, resources)
+        kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
     spec = CsvSpec(
@@ -208,6 +206,13 @@ def csv_input(args, classes, numeric_classes, resources):
         ignored_columns(header, kinds, args.label_column, args.weight_column),
     )
     return TrainingInput(spec, classes, n_rows, FeatureNames(), csv_rows=csv_rows)
+
+
+def open_csv(path, chunk_size, resources):
+    """``(source, rows)``: a CSV input opened (and closed by ``resources``), and
+    its rows in chunks."""
+    source = resources.enter_context(contextlib.closing(CsvInput(path)))
+    return source, source.row_chunks(chunk_size)
 
 
 @contextlib.contextmanager

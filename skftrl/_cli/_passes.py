@@ -12,11 +12,11 @@ import time
 import numpy as np
 
 from .._readers._cache import ChunkCache
-from .._readers._csv import csv_chunks, read_csv
+from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
 from ._estimators import engine_name, learn, memory_error
-from ._input import leak_check
+from ._input import leak_check, open_csv
 
 
 def pass_chunks(args, training, report, resources):
@@ -28,16 +28,15 @@ def pass_chunks(args, training, report, resources):
             yield (fit_to_model(path, chunk, spec) for chunk in training.scan_cache.chunks())
         return
     if spec.format == "csv":
-        on_first_chunk = leak_check(spec.label_column, report)
-        if training.csv_rows is not None:  # opened to find the column kinds
-            source, rows = training.csv_rows
-            first = csv_chunks(
-                source, rows, spec, names=training.names, on_first_chunk=on_first_chunk
-            )
-        else:
-            first = read_csv(
-                path, spec, chunk_size, names=training.names, on_first_chunk=on_first_chunk
-            )
+        # Opened already when the column kinds came from its first chunk.
+        source, rows = training.csv_rows or open_csv(path, chunk_size, resources)
+        first = csv_chunks(
+            source,
+            rows,
+            spec,
+            names=training.names,
+            on_first_chunk=leak_check(spec.label_column, report),
+        )
     else:
         first = spec.chunks(path, chunk_size)
     if args.no_cache or args.passes == 1:
