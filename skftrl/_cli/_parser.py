@@ -160,6 +160,11 @@ def add_hyper_parameters(parser):
     )
 
 
+def add_model_option(parser):
+    """The model file a command reads."""
+    parser.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+
+
 def add_reading_options(parser):
     """Options that say how to read a file for a model made in Python."""
     parser.add_argument(
@@ -171,12 +176,23 @@ def add_reading_options(parser):
 
 
 def build_parser():
+    """The parser of the ``skftrl`` command and its subcommands."""
     parser = argparse.ArgumentParser(
         prog="skftrl", description="FTRL-Proximal online learning for scikit-learn."
     )
     parser.add_argument("--version", action="version", version=f"skftrl {__version__}")
     commands = parser.add_subparsers(dest="command")
 
+    add_demo_command(commands)
+    add_train_command(commands)
+    add_test_command(commands)
+    add_predict_command(commands)
+    add_inspect_command(commands)
+    return parser
+
+
+def add_demo_command(commands):
+    """``skftrl demo``."""
     demo = commands.add_parser(
         "demo", help="train on the built-in a9a data and report held-out scores"
     )
@@ -187,6 +203,9 @@ def build_parser():
     demo.add_argument("--chunk-size", type=positive_int, default=1000)
     demo.set_defaults(run="_demo:run")
 
+
+def add_train_command(commands):
+    """``skftrl train``."""
     train = commands.add_parser(
         "train",
         help="train a model on a LIBSVM or CSV file, streamed",
@@ -309,6 +328,9 @@ def build_parser():
     add_hyper_parameters(train)
     train.set_defaults(run="_train:run")
 
+
+def add_test_command(commands):
+    """``skftrl test``."""
     test = commands.add_parser(
         "test",
         help="score a model on a labelled file",
@@ -316,10 +338,13 @@ def build_parser():
         "print its scores: log loss, AUC (two classes) and accuracy, or RMSE and MAE.",
     )
     test.add_argument("data", metavar="DATA", help="labelled file, or - for standard input")
-    test.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+    add_model_option(test)
     add_reading_options(test)
     test.set_defaults(run="_predict:run_test")
 
+
+def add_predict_command(commands):
+    """``skftrl predict``."""
     predict = commands.add_parser(
         "predict",
         help="write one prediction per line",
@@ -330,7 +355,7 @@ def build_parser():
         "separated by spaces; for regression the prediction.",
     )
     predict.add_argument("data", metavar="DATA", help="file to predict, or - for standard input")
-    predict.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+    add_model_option(predict)
     predict.add_argument(
         "--output",
         "-p",
@@ -340,6 +365,9 @@ def build_parser():
     add_reading_options(predict)
     predict.set_defaults(run="_predict:run_predict")
 
+
+def add_inspect_command(commands):
+    """``skftrl inspect``."""
     inspect = commands.add_parser(
         "inspect",
         help="show a model's hyper-parameters, sparsity and largest weights",
@@ -349,7 +377,7 @@ def build_parser():
         "column=value; LIBSVM: the index); for a factorization machine, then the "
         "strongest interactions <v_i, v_j> of the features it has learned.",
     )
-    inspect.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+    add_model_option(inspect)
     inspect.add_argument(
         "--top",
         metavar="K",
@@ -362,4 +390,3 @@ def build_parser():
     )
     add_reading_options(inspect)
     inspect.set_defaults(run="_inspect:run")
-    return parser
