@@ -18,7 +18,6 @@ The modules, in the order a run uses them:
 Reading files is the work of :mod:`skftrl._readers`.
 """
 
-import importlib
 import os
 import signal
 import sys
@@ -48,7 +47,9 @@ def main(argv=None, out=None):
     if in_main_thread:  # signal handlers can only be set there
         previous_handler = signal.signal(signal.SIGTERM, interrupt)
     try:
-        run = getattr(importlib.import_module(f".{module}", __name__), function)
+        # The command's module, imported only now: numpy, scikit-learn and the
+        # estimators come with it.
+        run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
         return run(args, out)
     except UsageError as error:  # options a user typed: one line, as argparse
         print(f"skftrl: error: {error}", file=sys.stderr)
