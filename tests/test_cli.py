@@ -1267,6 +1267,16 @@ def test_bad_files_of_the_new_options(tmp_path, files, args, expected):
     assert set(os.listdir(tmp_path)) == before
 
 
+def test_a_model_whose_input_spec_is_damaged_is_refused_with_a_message(tmp_path):
+    _, _, model = a9a_reference(A9A_3000[:100], 100)
+    model.input_spec_ = {"format": "libsvm", "zero_based": False}  # no n_features
+    joblib.dump(model, tmp_path / "model")
+    result = run_here("inspect", "--model", "model", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("skftrl: error: model: a damaged skftrl model file: ")
+    assert "input_spec_" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_help_and_version_start_without_scientific_imports():
     code = (
         "import sys; from skftrl._cli import main\n"

@@ -1,5 +1,6 @@
 """The streaming readers of the command line (skftrl/_readers/), in this process."""
 
+import dataclasses
 import gzip
 import io
 import os
@@ -24,7 +25,7 @@ from skftrl._readers._libsvm import (
 )
 from skftrl._readers._libsvm_numpy import parse_plain_libsvm_arrays
 from skftrl._readers._sources import DataError, read_ahead
-from skftrl._readers._spec import CsvSpec, LibsvmSpec
+from skftrl._readers._spec import CsvSpec, LibsvmSpec, spec_from_dict
 
 LINES = [
     b"1 2:3\n",
@@ -578,3 +579,21 @@ def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
             assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
             assert np.array_equal(chunk.lines, other.lines)
             assert (chunk.y is None and other.y is None) or np.array_equal(chunk.y, other.y)
+
+
+def test_input_specs_are_stored_as_dicts_and_read_back_from_every_version():
+    for spec in [
+        LibsvmSpec(123, False),
+        LibsvmSpec(2**10, True, hash_bits=10),
+        CsvSpec("y", {"a": "numeric", "b": "categorical"}, False, 18, "w", ["id"]),
+    ]:
+        saved = dataclasses.asdict(spec)
+        assert type(saved) is dict and saved["format"] == spec.format
+        assert spec_from_dict(saved) == spec
+    # The dicts of skftrl 0.1.0 had no hash_bits (LIBSVM), weight column or
+    # ignored columns (CSV).
+    assert spec_from_dict({"format": "libsvm", "n_features": 9, "zero_based": True}) == (
+        LibsvmSpec(9, True)
+    )
+    old_csv = {"format": "csv", "label_column": "y", "kinds": {}, "numeric_labels": True}
+    assert spec_from_dict({**old_csv, "hash_bits": 4}) == CsvSpec("y", {}, True, 4)

@@ -20,7 +20,7 @@ from .._readers._csv_text import CsvInput
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, is_regular_file
-from .._readers._spec import CsvSpec, LibsvmSpec
+from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
 from ._progress import Progress
@@ -36,7 +36,7 @@ DEFAULT_HASH_BITS = 20
 class TrainingInput(NamedTuple):
     """The input of a training run, resolved."""
 
-    spec: object  # a LibsvmSpec or a CsvSpec
+    spec: InputSpec
     classes: Optional[np.ndarray]  # None for regression
     n_rows: Optional[int]  # the rows a scan counted; None without a scan
     names: Optional[FeatureNames]  # CSV: the names of the hashed features

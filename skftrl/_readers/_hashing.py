@@ -11,7 +11,6 @@ Each chunk's categorical values are hashed once per distinct value.
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction import FeatureHasher
 
 from ._csv_values import is_missing, numeric_values
 
@@ -53,6 +52,8 @@ class ColumnHasher:
     :class:`FeatureNames`), when given, records the names of the features."""
 
     def __init__(self, kinds, hash_bits, names=None):
+        from sklearn.feature_extraction import FeatureHasher  # only when a CSV file is read
+
         self.kinds = kinds
         self.names = names
         self.hasher = FeatureHasher(

@@ -8,7 +8,7 @@ and reads it back with :func:`spec_from_dict`.
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Union
 
 from ._csv import read_csv
 from ._libsvm import read_libsvm
@@ -70,6 +70,7 @@ class CsvSpec:
         return read_csv(path, self, chunk_size, labels)
 
 
+InputSpec = Union[LibsvmSpec, CsvSpec]
 SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec}
 
 
