@@ -6,7 +6,7 @@ import importlib.util
 NUMBA_MODULES = [
     "skftrl/_engines/_numba_exact.py",
     "skftrl/_engines/_fm_numba.py",
-    "skftrl/_libsvm_numba.py",
+    "skftrl/_readers/_libsvm_numba.py",
 ]
 
 collect_ignore = [] if importlib.util.find_spec("numba") else NUMBA_MODULES

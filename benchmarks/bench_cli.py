@@ -147,15 +147,11 @@ def where_the_time_goes(directory, repeats):
     """CPU seconds of the imports, of parsing, and of training, each on its own."""
     import scipy.sparse as sp
 
-    import skftrl._io
+    import skftrl._readers._libsvm
     from skftrl import FTRLClassifier
-    from skftrl._cli import engine_name
-    from skftrl._io import (
-        LibsvmLayout,
-        compiled_plain_parser,
-        parse_plain_libsvm,
-        read_libsvm,
-    )
+    from skftrl._cli._estimators import engine_name
+    from skftrl._readers._libsvm import compiled_plain_parser, parse_plain_libsvm, read_libsvm
+    from skftrl._readers._spec import LibsvmSpec
 
     print(f"   where the time goes (CPU s, median of {repeats}; load average {load()}):")
     cpu = {name: [] for name in IMPORTS}
@@ -202,19 +198,19 @@ def where_the_time_goes(directory, repeats):
         extras_cpu = {name: [] for name in readers}
         for _ in range(repeats):
             for name, parser in readers.items():
-                skftrl._io._compiled_parser = parser
+                skftrl._readers._libsvm._compiled_parser = parser
                 began = time.process_time()
-                for _chunk in read_libsvm(path, 10_000, LibsvmLayout(123, False)):
+                for _chunk in read_libsvm(path, 10_000, LibsvmSpec(123, False)):
                     pass
                 extras_cpu[name].append(time.process_time() - began)
-        skftrl._io._compiled_parser = readers["with the compiled parser"]
+        skftrl._readers._libsvm._compiled_parser = readers["with the compiled parser"]
         print(
             f"   the reader on a9a x 2 with comments and exponents ({len(text) / 2**20:.0f} MiB):"
         )
         for name, measured in extras_cpu.items():
             median = statistics.median(measured)
             print(f"     {name:<46} {median:6.2f} s ({len(text) / median / 2**20:,.1f} MiB/s)")
-    chunks = list(read_libsvm(os.path.join(directory, "a9a20"), 10_000, LibsvmLayout(123, False)))
+    chunks = list(read_libsvm(os.path.join(directory, "a9a20"), 10_000, LibsvmSpec(123, False)))
     FTRLClassifier(l1=1.0).partial_fit(sp.csr_matrix((1, 123)), [-1], classes=[-1, 1])
     train_cpu = []
     for _ in range(repeats):
@@ -258,7 +254,8 @@ def previous_reader(commit, directory):
 
 
 def csv_speed(directory, commit, repeats):
-    from skftrl._io import CsvLayout, read_csv
+    from skftrl._readers._csv import read_csv
+    from skftrl._readers._spec import CsvSpec
 
     bike = shipped("bike_sharing_hour.csv.gz")
     header, body = bike.split(b"\n", 1)
@@ -272,8 +269,8 @@ def csv_speed(directory, commit, repeats):
         for name in header.decode().split(",")
         if name != "cnt"
     }
-    layout = CsvLayout("cnt", kinds, True, 20)
-    readers = {"now": lambda: list(read_csv(path, layout, 10_000))}
+    spec = CsvSpec("cnt", kinds, True, 20)
+    readers = {"now": lambda: list(read_csv(path, spec, 10_000))}
     previous = previous_reader(commit, directory)
     if previous is not None:
         old_layout = {

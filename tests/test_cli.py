@@ -37,7 +37,8 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.metrics import log_loss, roc_auc_score
 
-import skftrl._cli
+import skftrl._cli._inspect
+import skftrl._cli._train
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl.datasets import load_a9a
@@ -798,7 +799,7 @@ def test_an_interrupted_model_write_removes_its_temporary_file(tmp_path, monkeyp
         seen.extend(name for name in os.listdir(tmp_path) if name.endswith(".tmp"))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(skftrl._cli, "save_model", interrupted_save)
+    monkeypatch.setattr(skftrl._cli._train, "save_model", interrupted_save)
     result = run_here("train", "train.svm", "--model", "model", cwd=tmp_path)
     assert seen, "the model is written to a temporary file first"
     assert result.returncode == 128 + signal.SIGINT, result.stderr
@@ -1266,6 +1267,16 @@ def test_bad_files_of_the_new_options(tmp_path, files, args, expected):
     assert set(os.listdir(tmp_path)) == before
 
 
+def test_a_model_whose_input_spec_is_damaged_is_refused_with_a_message(tmp_path):
+    _, _, model = a9a_reference(A9A_3000[:100], 100)
+    model.input_spec_ = {"format": "libsvm", "zero_based": False}  # no n_features
+    joblib.dump(model, tmp_path / "model")
+    result = run_here("inspect", "--model", "model", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("skftrl: error: model: a damaged skftrl model file: ")
+    assert "input_spec_" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_help_and_version_start_without_scientific_imports():
     code = (
         "import sys; from skftrl._cli import main\n"
@@ -1479,7 +1490,7 @@ def test_inspect_bounds_the_interactions_it_leaves_out(tmp_path, monkeypatch):
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    monkeypatch.setattr(skftrl._cli, "MAX_INTERACTION_CANDIDATES", 20)
+    monkeypatch.setattr(skftrl._cli._inspect, "MAX_INTERACTION_CANDIDATES", 20)
     shown = run_here("inspect", "--model", "m", "--top", 300, cwd=tmp_path)
     # Every pair of the 20 features of largest factor norm is listed (190 <
     # 300), with the bound of the pairs left out: the 21st norm times the first.
@@ -1504,7 +1515,7 @@ def test_the_strongest_interactions_are_found_beyond_the_largest_norms():
     # (by norm) leave out: the bound must make the search go on.
     rng = np.random.RandomState(0)
     factors = np.vstack([10 * np.eye(100), rng.normal(size=(100, 100)) / 10])
-    pairs, left_out = skftrl._cli.strongest_interactions(factors, 5)
+    pairs, left_out = skftrl._cli._inspect.strongest_interactions(factors, 5)
     gram = factors @ factors.T
     a, b = np.triu_indices(200, 1)
     strongest = np.argsort(-np.abs(gram[a, b]), kind="stable")[:5]

@@ -1,5 +1,6 @@
-"""The streaming readers of the command line (skftrl/_io.py), in this process."""
+"""The streaming readers of the command line (skftrl/_readers/), in this process."""
 
+import dataclasses
 import gzip
 import io
 import os
@@ -10,27 +11,21 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 
 from conftest import HAS_NUMBA
-from skftrl._io import (
-    Chunk,
-    ChunkCache,
-    CsvLayout,
-    DataError,
-    LibsvmLayout,
-    atomic_output,
-    concatenate,
-    feature_columns,
+from skftrl._cli._model_files import atomic_output
+from skftrl._readers._cache import ChunkCache
+from skftrl._readers._chunks import Chunk, concatenate, rechunk
+from skftrl._readers._csv import feature_columns, read_csv, scan_csv
+from skftrl._readers._libsvm import (
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
-    parse_plain_libsvm_arrays,
     parse_with_sklearn,
-    read_ahead,
-    read_csv,
     read_libsvm,
-    rechunk,
-    scan_csv,
     scan_libsvm,
 )
+from skftrl._readers._libsvm_numpy import parse_plain_libsvm_arrays
+from skftrl._readers._sources import DataError, read_ahead
+from skftrl._readers._spec import CsvSpec, LibsvmSpec, spec_from_dict
 
 LINES = [
     b"1 2:3\n",
@@ -143,11 +138,11 @@ def test_scan_and_read_libsvm_one_based(tmp_path):
     assert (scan.n_rows, scan.n_features, scan.zero_based) == (3, 7, False)
     assert (scan.largest_index, scan.largest_index_line) == (7, 3)
     assert scan.labels.tolist() == [0.0, 1.0]
-    X = np.vstack([chunk.X.toarray() for chunk in read_libsvm(path, 2, LibsvmLayout(8, False))])
+    X = np.vstack([chunk.X.toarray() for chunk in read_libsvm(path, 2, LibsvmSpec(8, False))])
     expected, _ = load_svmlight_file(str(path), n_features=8)
     assert np.array_equal(X, expected.toarray())
     with pytest.raises(DataError, match="beyond the model's 6 features") as error:
-        list(read_libsvm(path, 2, LibsvmLayout(6, False)))
+        list(read_libsvm(path, 2, LibsvmSpec(6, False)))
     assert error.value.line == 3
 
 
@@ -156,7 +151,7 @@ def test_index_0_in_a_one_based_model_is_refused(tmp_path):
     path.write_bytes(b"1 1:1\n0 0:1 2:1\n")
     assert scan_libsvm(path, 10, collect_labels=False).zero_based
     with pytest.raises(DataError, match="feature index 0, but this model's indices start at 1"):
-        list(read_libsvm(path, 10, LibsvmLayout(5, zero_based=False)))
+        list(read_libsvm(path, 10, LibsvmSpec(5, zero_based=False)))
 
 
 def test_csv_columns_are_numeric_only_if_every_present_value_is_a_number(tmp_path):
@@ -173,7 +168,7 @@ def test_csv_columns_are_numeric_only_if_every_present_value_is_a_number(tmp_pat
     )
     assert scan.kinds == {"a": "numeric", "b": "categorical", "c": "numeric"}
     assert scan.labels.tolist() == ["no", "yes"] and not scan.numeric_labels
-    chunks = list(read_csv(path, CsvLayout("y", scan.kinds, False, 18), 2))
+    chunks = list(read_csv(path, CsvSpec("y", scan.kinds, False, 18), 2))
     assert [chunk.lines.tolist() for chunk in chunks] == [[2, 3], [5]]
     # Row 2: a=1.5 and b=x; row 3: b=2 and c=3; row 5: a=0 adds nothing, b and c missing.
     assert [chunk.X.nnz for chunk in chunks] == [4, 0]
@@ -405,14 +400,14 @@ def assert_same_csr(parsed, expected):
 def test_compiled_parser_gives_what_the_numpy_or_scikit_learn_parser_gives(
     monkeypatch, block, labels_required
 ):
-    import skftrl._io
-    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+    import skftrl._readers._libsvm
+    from skftrl._readers._libsvm_numba import parse_plain_libsvm_arrays as compiled
 
     parsed = compiled(block, labels_required)
     expected = parse_plain_libsvm_arrays(block, labels_required)
     if expected is not None:  # the numpy parser's forms: the same arrays bit for bit
         assert_same_arrays(parsed, expected)
-        monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
+        monkeypatch.setattr(skftrl._readers._libsvm, "COMPILED_PARSER_BYTES", 0)
         X, _, _ = parse_plain_libsvm(block, labels_required)
         X_numpy, _, _ = parse_plain_libsvm(block, labels_required, compiled=False)
         assert X.shape == X_numpy.shape and (X != X_numpy).nnz == 0
@@ -434,7 +429,7 @@ def test_compiled_parser_gives_what_the_numpy_or_scikit_learn_parser_gives(
     ],
 )
 def test_compiled_parser_reads_comments_qid_and_exponents(block):
-    from skftrl._libsvm_numba import parse_plain_libsvm_arrays as compiled
+    from skftrl._readers._libsvm_numba import parse_plain_libsvm_arrays as compiled
 
     parsed = compiled(block, True)
     assert parsed is not None
@@ -472,9 +467,9 @@ def test_every_compression_and_a_byte_order_mark_read_the_same_rows(tmp_path, ki
 
 
 def test_line_numbers_count_newlines_only_when_scikit_learn_parses(tmp_path, monkeypatch):
-    import skftrl._io
+    import skftrl._readers._libsvm
 
-    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    monkeypatch.setattr(skftrl._readers._libsvm, "_compiled_parser", None)  # as without numba
     path = tmp_path / "data.svm"
     # A lone carriage return is whitespace inside a line, as for load_svmlight_file.
     path.write_bytes(b"1 2:1\r# c\n-1 3:1 # c\n\n1 qid:2 4:1\n")
@@ -486,9 +481,9 @@ def test_line_numbers_count_newlines_only_when_scikit_learn_parses(tmp_path, mon
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Blocks of 50 bytes: lines and quoted fields cross many block boundaries."""
-    import skftrl._io
+    import skftrl._readers._sources
 
-    monkeypatch.setattr(skftrl._io, "BLOCK_SIZE", 50)
+    monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", 50)
 
 
 def test_rows_and_line_numbers_survive_block_boundaries(tmp_path, tiny_blocks):
@@ -510,7 +505,7 @@ def test_csv_quoted_newlines_and_crlf_across_blocks(tmp_path, tiny_blocks):
     rows = [f'{i},"city\n{i % 3}",{i % 2}\r\n' for i in range(40)]
     path = tmp_path / "data.csv"
     path.write_bytes(("a,b,y\r\n" + "".join(rows)).encode())
-    layout = CsvLayout("y", {"a": "numeric", "b": "categorical"}, True, 10)
+    layout = CsvSpec("y", {"a": "numeric", "b": "categorical"}, True, 10)
     chunks = list(read_csv(path, layout, 6))
     assert np.concatenate([chunk.y for chunk in chunks]).tolist() == [i % 2 for i in range(40)]
     # Each row spans two lines: line numbers are those of the row's first line.
@@ -523,7 +518,7 @@ def test_a_byte_that_is_not_utf8_is_reported_at_its_line(tmp_path):
     lines[25000] = b"caf\xe9,1\n"  # latin-1, far beyond the first 8 KiB
     path = tmp_path / "data.csv"
     path.write_bytes(b"".join(lines))
-    layout = CsvLayout("y", {"a": "categorical"}, True, 10)
+    layout = CsvSpec("y", {"a": "categorical"}, True, 10)
     with pytest.raises(DataError, match=r"byte 0xe9 at column 4 is not UTF-8") as error:
         list(read_csv(path, layout, 1000))
     assert error.value.line == 25001
@@ -548,7 +543,7 @@ def test_the_cache_gives_back_every_chunk_exactly(tmp_path):
 def test_hashed_libsvm_indices_are_taken_modulo_and_summed(tmp_path):
     path = tmp_path / "data.svm"
     path.write_bytes(b"1 3:1 19:2 35:4\n0 2147483646:1\n")
-    (chunk,) = read_libsvm(path, 10, LibsvmLayout(16, True, hash_bits=4))
+    (chunk,) = read_libsvm(path, 10, LibsvmSpec(16, True, hash_bits=4))
     assert chunk.X.toarray().tolist() == [
         [0, 0, 0, 7] + [0] * 12,  # 3, 19 and 35 are all 3 modulo 16
         [0] * 14 + [1, 0],  # 2**31 - 2 is 14 modulo 16
@@ -569,13 +564,13 @@ def read_all_or_error(path, labels_required):
 def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
     tmp_path, monkeypatch, block, labels_required
 ):
-    import skftrl._io
+    import skftrl._readers._libsvm
 
     path = tmp_path / "data.svm"
     path.write_bytes(b"1 1:1\n" + block)
-    monkeypatch.setattr(skftrl._io, "COMPILED_PARSER_BYTES", 0)
+    monkeypatch.setattr(skftrl._readers._libsvm, "COMPILED_PARSER_BYTES", 0)
     with_compiled = read_all_or_error(path, labels_required)
-    monkeypatch.setattr(skftrl._io, "_compiled_parser", None)  # as without numba
+    monkeypatch.setattr(skftrl._readers._libsvm, "_compiled_parser", None)  # as without numba
     chunks, error = read_all_or_error(path, labels_required)
     assert with_compiled[1] == error
     if chunks is not None:
@@ -584,3 +579,21 @@ def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
             assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
             assert np.array_equal(chunk.lines, other.lines)
             assert (chunk.y is None and other.y is None) or np.array_equal(chunk.y, other.y)
+
+
+def test_input_specs_are_stored_as_dicts_and_read_back_from_every_version():
+    for spec in [
+        LibsvmSpec(123, False),
+        LibsvmSpec(2**10, True, hash_bits=10),
+        CsvSpec("y", {"a": "numeric", "b": "categorical"}, False, 18, "w", ["id"]),
+    ]:
+        saved = dataclasses.asdict(spec)
+        assert type(saved) is dict and saved["format"] == spec.format
+        assert spec_from_dict(saved) == spec
+    # The dicts of skftrl 0.1.0 had no hash_bits (LIBSVM), weight column or
+    # ignored columns (CSV).
+    assert spec_from_dict({"format": "libsvm", "n_features": 9, "zero_based": True}) == (
+        LibsvmSpec(9, True)
+    )
+    old_csv = {"format": "csv", "label_column": "y", "kinds": {}, "numeric_labels": True}
+    assert spec_from_dict({**old_csv, "hash_bits": 4}) == CsvSpec("y", {}, True, 4)

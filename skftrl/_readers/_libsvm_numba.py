@@ -1,7 +1,7 @@
-"""The LIBSVM parser of :mod:`._io` compiled with numba (optional).
+"""The LIBSVM parser of :mod:`._libsvm_numpy` compiled with numba (optional).
 
 :func:`parse_plain_libsvm_arrays` reads the lines of
-:func:`._io.parse_plain_libsvm_arrays`, the vectorised numpy parser, and
+:func:`._libsvm_numpy.parse_plain_libsvm_arrays`, the vectorised numpy parser, and
 gives the same arrays bit for bit; it also reads what that parser leaves to
 scikit-learn's (much slower) ``load_svmlight_file`` in the common cases:
 comments, a ``qid:`` after the label, numbers with an exponent (``1e-05``,
@@ -230,7 +230,7 @@ _parse_compiled = njit(cache=cache, nogil=True)(_parse)
 
 def parse_plain_libsvm_arrays(block, labels_required):
     """``(values, indices, indptr, y, line_offsets, width)`` of a block of whole
-    LIBSVM lines, as :func:`._io.parse_plain_libsvm_arrays` gives them, or None
+    LIBSVM lines, as :func:`._libsvm_numpy.parse_plain_libsvm_arrays` gives them, or None
     for a block this parser leaves to the others (see the module docstring)."""
     if not block:
         return None

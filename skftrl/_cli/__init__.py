@@ -1,0 +1,73 @@
+"""The ``skftrl`` command line: ``demo``, ``train``, ``test``, ``predict`` and ``inspect``.
+
+Bad input ends with one line on stderr, ``skftrl: error: <file>:<line>:
+<what>``, and exit code 1; bad options with exit code 2, as argparse does.
+
+The modules, in the order a run uses them:
+
+- :mod:`._parser`: the options (standard library only, so that ``--help``
+  and ``--version`` answer at once);
+- one module a command: :mod:`._demo`, :mod:`._train` (with the input it
+  reads in :mod:`._input`, its passes in :mod:`._passes` and the holdout in
+  :mod:`._holdout`), :mod:`._predict` (``test`` and ``predict``) and
+  :mod:`._inspect`, each imported only when its command runs;
+- :mod:`._estimators`: the estimators as the commands make and use them;
+- :mod:`._model_files`: saving and loading model files;
+- :mod:`._progress`: the live progress display.
+
+Reading files is the work of :mod:`skftrl._readers`.
+"""
+
+import os
+import signal
+import sys
+import threading
+
+from ._parser import UsageError, build_parser
+
+
+def interrupt(signum, frame):
+    """SIGTERM ends the command as Ctrl-C does: temporary files are removed."""
+    raise KeyboardInterrupt(signum)
+
+
+def main(argv=None, out=None):
+    """Entry point of the ``skftrl`` command; returns the exit code."""
+    out = sys.stdout if out is None else out
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["demo"])
+    if args.command == "train" and args.task is None:
+        args.task = "classify"
+    from .._readers._sources import DataError
+
+    module, function = args.run.split(":")
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:  # signal handlers can only be set there
+        previous_handler = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        # The command's module, imported only now: numpy, scikit-learn and the
+        # estimators come with it.
+        run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
+        return run(args, out)
+    except UsageError as error:  # options a user typed: one line, as argparse
+        print(f"skftrl: error: {error}", file=sys.stderr)
+        return 2
+    except DataError as error:
+        print(f"skftrl: error: {error}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `skftrl predict ... | head`: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"skftrl: error: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as error:  # Ctrl-C, or SIGTERM through interrupt()
+        print("skftrl: interrupted", file=sys.stderr)
+        signum = error.args[0] if error.args else signal.SIGINT
+        return 128 + signum
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous_handler)

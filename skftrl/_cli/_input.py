@@ -1,0 +1,314 @@
+"""What ``skftrl train`` reads: the input spec and the classes, resolved once a run.
+
+The options, or the model continued with ``-i``, tell what they can. Where
+that is not enough, a first pass over the file (a scan) finds the rest: the
+classes, the width of LIBSVM data, the kind of each CSV column. A CSV file
+read in one pass (regression, or ``--classes``) takes the kinds of its first
+chunk's values instead, and its first pass goes on from that chunk.
+"""
+
+import contextlib
+import os
+import time
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from .._readers._cache import ChunkCache
+from .._readers._csv import feature_columns, first_chunk_kinds, ignored_columns, scan_csv
+from .._readers._csv_text import CsvInput
+from .._readers._hashing import FeatureNames
+from .._readers._libsvm import scan_libsvm
+from .._readers._sources import DataError, is_regular_file
+from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec
+from ._estimators import check_memory, format_label
+from ._parser import UsageError
+from ._progress import Progress
+
+# The label-leak check fits the label on the numeric columns of the first
+# chunk: a fit this good means some columns are derived from the label.
+LEAK_R2 = 0.99
+
+# CSV features are hashed into 2**DEFAULT_HASH_BITS columns unless --hash-bits.
+DEFAULT_HASH_BITS = 20
+
+
+class TrainingInput(NamedTuple):
+    """The input of a training run, resolved."""
+
+    spec: InputSpec
+    classes: Optional[np.ndarray]  # None for regression
+    n_rows: Optional[int]  # the rows a scan counted; None without a scan
+    names: Optional[FeatureNames]  # CSV: the names of the hashed features
+    # LIBSVM after a scan: the chunks it read, indices as written (None with --no-cache).
+    scan_cache: Optional[ChunkCache] = None
+    # CSV without a scan: the open input and its rows, from the first (see open_csv).
+    csv_rows: Optional[tuple] = None
+
+
+def check_format_options(args, data_kind):
+    """Options that belong to the other format are mistakes, not silently ignored."""
+    csv_only = {
+        "--label-column": args.label_column,
+        "--weight-column": args.weight_column,
+        "--ignore": args.ignore,
+        "--keep": args.keep,
+        "--categorical": args.categorical,
+    }
+    if data_kind == "csv":
+        if args.label_column is None and args.initial_model is None:
+            raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
+        if args.n_features is not None or args.zero_based:
+            raise UsageError(
+                "--n-features and --zero-based are for LIBSVM data; "
+                "CSV data is hashed (--hash-bits)"
+            )
+    else:
+        given = [option for option, value in csv_only.items() if value is not None]
+        if given:
+            raise UsageError(
+                f"{args.data} is read as LIBSVM, which takes no {', '.join(given)} "
+                "(use --format csv for CSV data)"
+            )
+        if args.n_features is not None and args.hash_bits is not None:
+            raise UsageError("--n-features or --hash-bits, not both")
+
+
+def resolve_input(args, data_kind, initial, initial_spec, estimator, report, resources):
+    """The :class:`TrainingInput` of a run, by a scan only where one is needed.
+
+    ``initial`` and ``initial_spec`` are the model continued with ``-i`` and
+    its input spec (None without ``-i``); what the run opens is closed by
+    ``resources`` (an ExitStack).
+    """
+    if initial is not None:
+        if initial_spec.format != data_kind:
+            raise UsageError(
+                f"--initial-model {args.initial_model} reads {initial_spec.format.upper()} "
+                f"data, but {args.data} is read as {data_kind.upper()}"
+            )
+        names = None
+        if initial_spec.format == "csv":
+            existing = getattr(initial, "hashed_feature_names_", None)
+            names = FeatureNames(dict(existing) if existing else None)
+        return TrainingInput(initial_spec, getattr(initial, "classes_", None), None, names)
+    classes = numeric_classes = None
+    if args.classes is not None:
+        if args.task != "classify":
+            raise UsageError("--classes is for --task classify")
+        classes, numeric_classes = parse_classes(args.classes)
+    began = time.perf_counter()
+    if data_kind == "libsvm":
+        found = libsvm_input(args, classes, numeric_classes, estimator, resources)
+    else:
+        found = csv_input(args, classes, numeric_classes, resources)
+    if found.classes is not None and len(found.classes) < 2:
+        raise DataError(
+            args.data,
+            None,
+            f"every label is {format_label(found.classes[0])}: a classifier needs two "
+            "classes or more",
+        )
+    if found.n_rows is not None:
+        report.line(
+            f"scanned {args.data} in {time.perf_counter() - began:.1f} s: "
+            f"{found.n_rows:,} rows; "
+            + found.spec.describe()
+            + (
+                f"; classes {' '.join(map(format_label, found.classes))}"
+                if args.task == "classify"
+                else ""
+            )
+        )
+    if found.spec.format == "libsvm":
+        check_memory(estimator, found.spec.n_features, found.classes)
+    return found
+
+
+def parse_classes(text):
+    """``--classes``: numbers when every one is a number, else strings."""
+    names = [name.strip() for name in text.split(",")]
+    if len(names) < 2 or "" in names or len(set(names)) < len(names):
+        raise UsageError(f"--classes needs two distinct labels or more, comma-separated: {text!r}")
+    try:
+        return np.unique(np.array(names, dtype=np.float64)), True
+    except ValueError:
+        return np.array(sorted(names)), False
+
+
+def libsvm_input(args, classes, numeric_classes, estimator, resources):
+    """A LIBSVM input: its width from --hash-bits or --n-features, else from a
+    scan, which also finds the classes (and caches its chunks)."""
+    if args.classes is not None and not numeric_classes:
+        raise UsageError(f"LIBSVM labels are numbers: --classes {args.classes}")
+    spec = None
+    if args.hash_bits is not None:
+        spec = LibsvmSpec(2**args.hash_bits, zero_based=True, hash_bits=args.hash_bits)
+    elif args.n_features is not None:
+        spec = LibsvmSpec(args.n_features, zero_based=args.zero_based)
+    if spec is not None:
+        check_memory(estimator, spec.n_features, classes)
+    collect_labels = args.task == "classify" and classes is None
+    if spec is not None and not collect_labels:
+        return TrainingInput(spec, classes, None, None)
+    if not is_regular_file(args.data):
+        raise stream_error(args, width_missing=spec is None)
+    cache = None
+    if not args.no_cache:
+        cache = resources.enter_context(contextlib.closing(ChunkCache()))
+    with scan_progress(args) as progress:
+        scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache)
+    if spec is None:
+        spec = LibsvmSpec(scan.n_features, zero_based=scan.zero_based or args.zero_based)
+    elif spec.hash_bits is None and scan.largest_index >= 0:
+        offset = 0 if spec.zero_based else 1
+        if scan.largest_index + 1 - offset > spec.n_features:
+            raise DataError(
+                args.data,
+                scan.largest_index_line,
+                f"feature index {scan.largest_index} is beyond --n-features {spec.n_features}",
+            )
+    classes = scan.labels if classes is None else classes
+    return TrainingInput(spec, classes, scan.n_rows, None, scan_cache=cache)
+
+
+def csv_input(args, classes, numeric_classes, resources):
+    """A CSV input: the column kinds and the classes from a scan when the
+    classes are not known, else the kinds of the first chunk."""
+    columns_of, categorical = csv_columns_of(args)
+    n_rows = csv_rows = None
+    if args.task == "classify" and classes is None:
+        if not is_regular_file(args.data):
+            raise stream_error(args, width_missing=False)
+        with scan_progress(args) as progress:
+            scan = scan_csv(
+                args.data,
+                args.label_column,
+                args.chunk_size,
+                True,
+                columns_of,
+                categorical,
+                progress,
+            )
+        header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
+        classes, n_rows = scan.labels, scan.n_rows
+    else:
+        source, rows = open_csv(args.data, args.chunk_size, resources)
+        kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
+        header, csv_rows = source.header, (source, rows)
+        numeric_labels = True if args.task == "regress" else numeric_classes
+    spec = CsvSpec(
+        args.label_column,
+        kinds,
+        numeric_labels,
+        DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits,
+        args.weight_column,
+        ignored_columns(header, kinds, args.label_column, args.weight_column),
+    )
+    return TrainingInput(spec, classes, n_rows, FeatureNames(), csv_rows=csv_rows)
+
+
+def open_csv(path, chunk_size, resources):
+    """``(source, rows)``: a CSV input opened (and closed by ``resources``), and
+    its rows in chunks."""
+    source = resources.enter_context(contextlib.closing(CsvInput(path)))
+    return source, source.row_chunks(chunk_size)
+
+
+@contextlib.contextmanager
+def scan_progress(args):
+    """``progress(rows)`` for a scan: the live display, closed when the scan ends."""
+    display = Progress(enabled=not args.quiet)
+    name = os.path.basename(args.data)
+    try:
+        yield lambda rows: display.update(f"scanning {name}", rows)
+    finally:
+        display.close()
+
+
+def stream_error(args, width_missing):
+    """The error of a stream that would need a first pass."""
+    what = ["--n-features N (or --hash-bits B)"] if width_missing else []
+    if args.task == "classify":
+        what.append("--classes A,B,...")
+    return UsageError(
+        f"{args.data} is not a regular file and cannot be read twice: give "
+        + " and ".join(what)
+        + " so that one pass suffices (or continue a model with -i)"
+    )
+
+
+def column_list(text):
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
+def csv_columns_of(args):
+    """``(columns_of, categorical)``: a function giving the feature columns of
+    a CSV header, checking the column options against it, and the columns
+    named by --categorical."""
+    ignore, keep = column_list(args.ignore) or [], column_list(args.keep)
+    categorical = column_list(args.categorical) or []
+
+    def columns_of(header):
+        named = {"--ignore": ignore, "--keep": keep or [], "--categorical": categorical}
+        if args.weight_column is not None:
+            named["--weight-column"] = [args.weight_column]
+        for option, names in named.items():
+            absent = [name for name in names if name not in header]
+            if absent:
+                raise DataError(
+                    args.data,
+                    1,
+                    f"{option}: no column {', '.join(map(repr, absent))} in the header "
+                    f"(the columns are: {', '.join(header)})",
+                )
+        if args.weight_column is not None and args.weight_column == args.label_column:
+            raise UsageError("--weight-column is the label column")
+        return feature_columns(header, args.label_column, args.weight_column, ignore, keep)
+
+    return columns_of, categorical
+
+
+def leak_check(label_column, report):
+    """``check(numbers_of, y)`` for the first chunk of a CSV training file:
+    a warning when numeric columns reproduce the label."""
+
+    def check(numbers_of, y):
+        leaks, explained = label_leaks(numbers_of, y)
+        if leaks:
+            several = len(leaks) > 1
+            report.warn(
+                f"the numeric column{'s' if several else ''} {', '.join(map(repr, leaks))} "
+                f"reproduce{'' if several else 's'} the label {label_column!r} "
+                f"almost exactly (R^2 = {explained:.4f} over the first {len(y):,} rows): "
+                f"derived from it? Leave {'them' if several else 'it'} out with "
+                f"--ignore {','.join(leaks)}"
+            )
+
+    return check
+
+
+def label_leaks(numbers_of, y):
+    """Numeric columns that, together, reproduce the label almost exactly.
+
+    Least squares of the label on the numeric columns of the first chunk
+    (with an intercept): when they explain over LEAK_R2 of its variance, the
+    columns without which they no longer do are returned, with the R^2.
+    """
+    names = [name for name, values in numbers_of.items() if np.isfinite(values).all()]
+    if not names or y is None or y.dtype.kind != "f" or len(y) <= len(names) + 1:
+        return [], 0.0
+    variance = np.var(y)
+    if variance == 0:
+        return [], 0.0
+
+    def r2(columns):
+        A = np.column_stack([np.ones(len(y))] + [numbers_of[name] for name in columns])
+        residual = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
+        return 1 - np.mean(residual**2) / variance
+
+    explained = r2(names)
+    if explained < LEAK_R2:
+        return [], explained
+    needed = [name for name in names if r2([other for other in names if other != name]) < LEAK_R2]
+    return needed or names, explained

@@ -1,0 +1,164 @@
+"""Model files: the fitted estimator, with how it reads files.
+
+A model file is the fitted estimator (joblib, or skops for a ``.skops``
+path), with three attributes for the command line: ``input_spec_`` (how it
+reads files: a dict, see :mod:`skftrl._readers._spec`),
+``hashed_feature_names_`` (the names of hashed CSV features) and
+``training_log_`` (one entry a training run). The dictionary that skftrl
+0.1.0 saved is still read. A file is written only if everything succeeds
+(:func:`atomic_output`).
+"""
+
+import contextlib
+import os
+import tempfile
+
+import joblib
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from .._classifier import FTRLClassifier
+from .._fm import FMClassifier, FMRegressor
+from .._readers._sources import DataError
+from .._readers._spec import LibsvmSpec, spec_from_dict
+from .._regressor import FTRLRegressor
+from ._parser import UsageError
+
+# Identifies the dictionary that `skftrl train` saved before models were
+# saved as estimators (skftrl 0.1.0); such files are still read.
+LEGACY_MODEL_KIND = "skftrl model"
+
+
+def save_model(estimator, path, file):
+    """Write the estimator: skops for a ``.skops`` path, else joblib."""
+    if os.fspath(path).endswith(".skops"):
+        try:
+            import skops.io as sio
+        except ImportError:
+            raise UsageError(
+                f"{path}: saving a .skops model needs skops (pip install 'skftrl[skops]')"
+            ) from None
+        file.write(sio.dumps(estimator))
+    else:
+        joblib.dump(estimator, file)
+
+
+def load_model(path, zero_based=False):
+    """A fitted FTRLClassifier or FTRLRegressor (or their factorization
+    machines, FMClassifier and FMRegressor) from a model file, and how it
+    reads files (see :func:`model_input_spec`): ``(estimator, spec)``.
+
+    The file is a joblib pickle (as ``skftrl train`` or ``joblib.dump``
+    write it), a skops file (zip; only skftrl's estimator types are trusted),
+    or the dictionary of skftrl 0.1.0. Like any pickle, a joblib file can run
+    code when loaded: load only files you trust.
+    """
+    if not os.path.exists(path):
+        raise DataError(path, None, "No such file or directory")
+    try:
+        with open(path, "rb") as file:
+            is_zip = file.read(4) == b"PK\x03\x04"
+        if is_zip:
+            import skops.io as sio
+
+            trusted = [
+                f"{cls.__module__}.{cls.__qualname__}"
+                for cls in (FTRLClassifier, FTRLRegressor, FMClassifier, FMRegressor)
+            ]
+            untrusted = set(sio.get_untrusted_types(file=path)) - set(trusted)
+            if untrusted:
+                raise DataError(
+                    path,
+                    None,
+                    f"the skops file holds types that are not skftrl's: {sorted(untrusted)}",
+                )
+            model = sio.load(path, trusted=trusted)
+        else:
+            model = joblib.load(path)
+    except DataError:
+        raise
+    except Exception as error:  # a corrupt file fails in many ways
+        raise DataError(
+            path, None, f"not a readable skftrl model file ({type(error).__name__}: {error})"
+        ) from None
+    if isinstance(model, dict) and model.get("kind") == LEGACY_MODEL_KIND:
+        model = from_legacy_dict(path, model)
+    if not isinstance(model, (FTRLClassifier, FTRLRegressor)):
+        raise DataError(
+            path,
+            None,
+            f"not a skftrl model file: it holds a {type(model).__name__}, not a fitted "
+            "FTRLClassifier or FTRLRegressor",
+        )
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        raise DataError(
+            path, None, f"the {type(model).__name__} in this file is not fitted"
+        ) from None
+    return model, model_input_spec(path, model, zero_based)
+
+
+def from_legacy_dict(path, saved):
+    """The estimator of a skftrl 0.1.0 model file, with its CLI attributes."""
+    missing = [key for key in ("estimator", "input", "training") if key not in saved]
+    if missing:
+        raise DataError(
+            path, None, f"a damaged skftrl model file: no {', '.join(map(repr, missing))} in it"
+        )
+    estimator = saved["estimator"]
+    estimator.input_spec_ = dict(saved["input"], hash_bits=saved["input"].get("hash_bits"))
+    estimator.hashed_feature_names_ = saved.get("feature_names")
+    estimator.training_log_ = [saved["training"]]
+    return estimator
+
+
+def model_input_spec(path, estimator, zero_based=False):
+    """How the model of the file ``path`` reads files (a
+    :class:`~skftrl._readers._spec.LibsvmSpec` or
+    :class:`~skftrl._readers._spec.CsvSpec`): from its ``input_spec_``, or for a
+    model made in Python (no ``input_spec_``), LIBSVM ``n_features_in_`` wide,
+    indices from 1 unless ``zero_based``."""
+    saved = getattr(estimator, "input_spec_", None)
+    if saved is not None:
+        try:
+            return spec_from_dict(saved)
+        except (KeyError, TypeError) as error:
+            raise DataError(
+                path, None, f"a damaged skftrl model file: its input_spec_ is {saved!r} ({error})"
+            ) from None
+    return LibsvmSpec(n_features=int(estimator.n_features_in_), zero_based=bool(zero_based))
+
+
+@contextlib.contextmanager
+def atomic_output(path, mode="wb"):
+    """A file that appears at ``path`` only if the ``with`` block succeeds.
+
+    It is written to a temporary file in the same directory, then renamed
+    over ``path`` (atomic on POSIX and Windows); on any error, or an
+    interruption, the temporary file is removed and ``path`` is untouched.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
+    try:
+        with os.fdopen(descriptor, mode) as file:
+            yield file
+            file.flush()
+            os.fsync(file.fileno())
+        # mkstemp makes the file private; give it the permissions of a new file.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        try:
+            os.replace(temporary, path)
+        except OSError as error:
+            raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise

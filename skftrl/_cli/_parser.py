@@ -1,0 +1,392 @@
+"""The options of the ``skftrl`` command: one parser, its subcommands, their types.
+
+Only the standard library is imported here, so that ``--help`` and
+``--version`` answer at once. Each subcommand names the function that runs
+it (``module:function`` of this package), imported only when it runs.
+"""
+
+import argparse
+
+from .. import __version__
+
+
+class UsageError(Exception):
+    """Options that cannot work together, or an invalid hyper-parameter: exit code 2."""
+
+
+def whole_number(text):
+    """An integer; scientific notation (1e6) is accepted when it is whole."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if not number.is_integer():
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        return int(number)
+
+
+def positive_int(text):
+    """An integer >= 1."""
+    value = whole_number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def holdout_period(text):
+    """An integer >= 2: every K-th row is held out, the others learned."""
+    value = whole_number(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(
+            f"must be 2 or more (every K-th row is held out, the others learned), got {value}"
+        )
+    return value
+
+
+def hash_bits(text):
+    value = int(text)
+    if not 1 <= value <= 30:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 30, got {value}")
+    return value
+
+
+TRAIN_DESCRIPTION = """\
+Train a model on a LIBSVM/svmlight or CSV file, streamed in chunks through
+partial_fit so that the file may be larger than memory. DATA is a path or -
+(standard input); pipes and FIFOs work; plain text or gzip, bz2 or xz
+compressed (recognised by their first bytes).
+
+One pass reads the data when the model's width and classes are known up
+front: from --n-features (or --hash-bits) and --classes, or from the model
+continued with -i. Otherwise a first pass over the file finds them (the
+classes, the width of LIBSVM data, the kind of each CSV column); a stream,
+which cannot be read twice, then needs those options. The parsed chunks are
+kept in a binary cache (a temporary file) so that the text is parsed once,
+whatever --passes is.
+
+LIBSVM: "label index:value ...", indices in ascending order; they start at 1
+unless the training file has an index 0 (as load_svmlight_file's
+zero_based="auto"), or --zero-based. The model is as wide as the largest
+index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
+
+CSV: a header line, then one row a line; --label-column names the label. A
+column whose values are all numbers (or missing: empty, NA, NaN, N/A, null) is
+numeric: its value is the feature at the hashed index of the column's name.
+Any other column, and every column named by --categorical, is categorical:
+"column=value" is hashed to a feature of value 1. Hashing is sklearn's
+FeatureHasher into 2**--hash-bits features. Without a first pass (regression,
+or --classes), the kinds are those of the first chunk's values.
+
+Classification: the classes are the distinct labels of the training file
+(numbers when every label is a number, else strings), or --classes; two
+classes train a logistic model, more a multinomial one.
+
+--factors K trains a factorization machine (FMClassifier or FMRegressor,
+K factors a feature) instead of the linear model.
+
+--holdout-period K holds out every K-th row (rows K, 2K, ...), scores them
+after each pass, stops when their loss has not improved by --tol for
+--n-iter-no-change passes, and saves the best pass's model.
+
+The model file is the fitted estimator, written only if everything succeeds:
+joblib.load (or skops.io.load for a .skops path) returns it, with
+input_spec_, hashed_feature_names_ and training_log_ for the command line. A
+joblib file is a pickle: load only model files you trust."""
+
+
+def regression_loss(text):
+    """``--loss``: one of FTRLRegressor's losses (imported here, not at start-up)."""
+    from .._engines._losses import REGRESSION_LOSSES
+
+    if text not in REGRESSION_LOSSES:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(REGRESSION_LOSSES)})"
+        )
+    return text
+
+
+def add_hyper_parameters(parser):
+    group = parser.add_argument_group("hyper-parameters (default: the estimator's)")
+    group.add_argument("--learning-rate", type=float, help="alpha, > 0 (default 0.1)")
+    group.add_argument("--beta", type=float, help=">= 0 (default 1.0)")
+    group.add_argument("--l1", type=float, help=">= 0 (default 0.0)")
+    group.add_argument("--l2", type=float, help=">= 0 (default 0.0)")
+    group.add_argument(
+        "--loss",
+        type=regression_loss,
+        help="regression loss: one of FTRLRegressor's (default squared_error); "
+        "classification always uses the log loss",
+    )
+    group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
+    group.add_argument(
+        "--batch-size", type=positive_int, help="rows per update; 1 is exact (default 1)"
+    )
+    group.add_argument(
+        "--engine",
+        choices=["auto", "numpy", "numba"],
+        help="engine of the exact algorithm (default auto: numba when installed)",
+    )
+    factors = parser.add_argument_group(
+        "factorization machine (FMClassifier, FMRegressor): pairwise interactions"
+    )
+    factors.add_argument(
+        "--factors",
+        metavar="K",
+        type=positive_int,
+        help="train a factorization machine with K factors a feature (n_components); "
+        "its state is K+1 times the linear model's",
+    )
+    factors.add_argument(
+        "--init-stdev",
+        type=float,
+        help="standard deviation of the initial factors, >= 0 (default 0.01)",
+    )
+    factors.add_argument(
+        "--factor-learning-rate",
+        type=float,
+        help="the factors' alpha, > 0 (default: --learning-rate)",
+    )
+    factors.add_argument(
+        "--factor-l2", type=float, help="per-row L2 penalty of the factors, >= 0 (default 0.03)"
+    )
+    factors.add_argument(
+        "--random-state",
+        metavar="SEED",
+        type=int,
+        help="seed of the initial factors (default 0: a run is repeatable)",
+    )
+
+
+def add_model_option(parser):
+    """The model file a command reads."""
+    parser.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+
+
+def add_reading_options(parser):
+    """Options that say how to read a file for a model made in Python."""
+    parser.add_argument(
+        "--zero-based",
+        action="store_true",
+        help="LIBSVM indices start at 0 (for a model saved from Python, which does not "
+        "say; default: from 1)",
+    )
+
+
+def build_parser():
+    """The parser of the ``skftrl`` command and its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="skftrl", description="FTRL-Proximal online learning for scikit-learn."
+    )
+    parser.add_argument("--version", action="version", version=f"skftrl {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    add_demo_command(commands)
+    add_train_command(commands)
+    add_test_command(commands)
+    add_predict_command(commands)
+    add_inspect_command(commands)
+    return parser
+
+
+def add_demo_command(commands):
+    """``skftrl demo``."""
+    demo = commands.add_parser(
+        "demo", help="train on the built-in a9a data and report held-out scores"
+    )
+    demo.add_argument("--learning-rate", type=float, default=0.1)
+    demo.add_argument("--beta", type=float, default=1.0)
+    demo.add_argument("--l1", type=float, default=1.0)
+    demo.add_argument("--l2", type=float, default=0.0)
+    demo.add_argument("--chunk-size", type=positive_int, default=1000)
+    demo.set_defaults(run="_demo:run")
+
+
+def add_train_command(commands):
+    """``skftrl train``."""
+    train = commands.add_parser(
+        "train",
+        help="train a model on a LIBSVM or CSV file, streamed",
+        description=TRAIN_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    train.add_argument("data", metavar="DATA", help="training file, or - for standard input")
+    train.add_argument(
+        "--model",
+        "-f",
+        metavar="PATH",
+        required=True,
+        help="model file to write (.skops: skops format, else joblib)",
+    )
+    train.add_argument(
+        "--initial-model",
+        "-i",
+        metavar="PATH",
+        help="continue training this model (exactly as partial_fit would)",
+    )
+    train.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
+    train.add_argument(
+        "--task",
+        choices=["classify", "regress"],
+        default=None,
+        help="classification (default) or regression",
+    )
+    train.add_argument(
+        "--format",
+        choices=["auto", "libsvm", "csv"],
+        default="auto",
+        help="auto (default): .csv (also compressed: .csv.gz) is CSV, anything else LIBSVM",
+    )
+    train.add_argument(
+        "--classes",
+        metavar="A,B,...",
+        help="the classes, comma-separated: no first pass needed to find them",
+    )
+    train.add_argument("--label-column", metavar="NAME", help="CSV: the label column (required)")
+    train.add_argument(
+        "--weight-column",
+        metavar="NAME",
+        help="CSV: sample weights (numbers >= 0), as partial_fit's sample_weight",
+    )
+    train.add_argument("--ignore", metavar="A,B,...", help="CSV: columns not to use as features")
+    train.add_argument(
+        "--keep", metavar="A,B,...", help="CSV: the only columns to use as features"
+    )
+    train.add_argument(
+        "--categorical",
+        metavar="A,B,...",
+        help="CSV: columns whose values are categories even if they are numbers (codes)",
+    )
+    train.add_argument(
+        "--hash-bits",
+        metavar="B",
+        type=hash_bits,
+        help="CSV: hash features into 2**B columns, 1 to 30 (default 20); "
+        "LIBSVM: take indices modulo 2**B",
+    )
+    train.add_argument(
+        "--n-features",
+        metavar="N",
+        type=positive_int,
+        help="LIBSVM: the model's width (default: the training file's largest index); "
+        "files with larger indices are refused",
+    )
+    train.add_argument(
+        "--zero-based",
+        action="store_true",
+        help="LIBSVM: indices start at 0 (default: from 1 unless the file has an index 0)",
+    )
+    train.add_argument(
+        "--chunk-size",
+        metavar="N",
+        type=positive_int,
+        default=10_000,
+        help="rows per partial_fit call (default 10000)",
+    )
+    train.add_argument(
+        "--passes",
+        metavar="N",
+        type=positive_int,
+        default=1,
+        help="passes over the file, in order (default 1)",
+    )
+    train.add_argument(
+        "--holdout-period",
+        metavar="K",
+        type=holdout_period,
+        help="hold out every K-th row (K, 2K, ...; as vw --holdout_period), score it after "
+        "each pass, stop when its loss stops improving, keep the best pass's model",
+    )
+    train.add_argument(
+        "--tol",
+        metavar="T",
+        type=float,
+        help="with --holdout-period: an improvement of the held-out loss smaller than T "
+        "does not count (default 1e-4, the estimator's tol)",
+    )
+    train.add_argument(
+        "--n-iter-no-change",
+        metavar="N",
+        type=positive_int,
+        help="with --holdout-period: stop after N passes without improvement "
+        "(default 5, the estimator's n_iter_no_change; as vw --early_terminate)",
+    )
+    train.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="parse the text on every pass instead of caching the parsed chunks "
+        "in a temporary file (about as large as the text)",
+    )
+    train.add_argument(
+        "--quiet",
+        action="store_true",
+        help="print only errors and the held-out scores (no progress display; "
+        "the display is shown only when stderr is a terminal)",
+    )
+    add_hyper_parameters(train)
+    train.set_defaults(run="_train:run")
+
+
+def add_test_command(commands):
+    """``skftrl test``."""
+    test = commands.add_parser(
+        "test",
+        help="score a model on a labelled file",
+        description="Stream a labelled file (the model's format) through a model and "
+        "print its scores: log loss, AUC (two classes) and accuracy, or RMSE and MAE.",
+    )
+    test.add_argument("data", metavar="DATA", help="labelled file, or - for standard input")
+    add_model_option(test)
+    add_reading_options(test)
+    test.set_defaults(run="_predict:run_test")
+
+
+def add_predict_command(commands):
+    """``skftrl predict``."""
+    predict = commands.add_parser(
+        "predict",
+        help="write one prediction per line",
+        description="Stream a file (the model's format; labels, if present, are "
+        "ignored) through a model and write one line per row: for two classes the "
+        "probability of the second class in sorted order (+1 of -1/+1, 1 of 0/1); "
+        "for more, the probability of each class in sorted order (see inspect), "
+        "separated by spaces; for regression the prediction.",
+    )
+    predict.add_argument("data", metavar="DATA", help="file to predict, or - for standard input")
+    add_model_option(predict)
+    predict.add_argument(
+        "--output",
+        "-p",
+        metavar="FILE",
+        help="write here (only if all succeeds) instead of stdout",
+    )
+    add_reading_options(predict)
+    predict.set_defaults(run="_predict:run_predict")
+
+
+def add_inspect_command(commands):
+    """``skftrl inspect``."""
+    inspect = commands.add_parser(
+        "inspect",
+        help="show a model's hyper-parameters, sparsity and largest weights",
+        description="Print a model's hyper-parameters, input, rows seen, the "
+        "non-zero weights of all, and the largest weights by magnitude (or, with "
+        "--all, every non-zero weight) with feature names (CSV: the column, or "
+        "column=value; LIBSVM: the index); for a factorization machine, then the "
+        "strongest interactions <v_i, v_j> of the features it has learned.",
+    )
+    add_model_option(inspect)
+    inspect.add_argument(
+        "--top",
+        metavar="K",
+        type=positive_int,
+        default=20,
+        help="weights (and interactions) to list (default 20)",
+    )
+    inspect.add_argument(
+        "--all", action="store_true", help="list every non-zero weight, by feature"
+    )
+    add_reading_options(inspect)
+    inspect.set_defaults(run="_inspect:run")

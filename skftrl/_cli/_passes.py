@@ -1,0 +1,132 @@
+"""The passes of ``skftrl train``: the chunks of each pass, learned by ``partial_fit``.
+
+The first pass reads the text (or the chunks a scan has cached); the later
+passes read the cache of parsed chunks, as Vowpal Wabbit's ``-c`` does, or
+the text again with ``--no-cache``. Each chunk is learned in file order; with
+``--holdout-period``, its held-out rows are set aside first.
+"""
+
+import contextlib
+import time
+
+import numpy as np
+
+from .._readers._cache import ChunkCache
+from .._readers._csv import csv_chunks
+from .._readers._libsvm import fit_to_model
+from .._readers._sources import DataError
+from ._estimators import engine_name, learn, memory_error
+from ._input import leak_check, open_csv
+
+
+def pass_chunks(args, training, report, resources):
+    """The chunks of each pass of a :class:`~._input.TrainingInput`, one
+    iterable a pass; a cache made for the passes is closed by ``resources``."""
+    path, spec, chunk_size = args.data, training.spec, args.chunk_size
+    if training.scan_cache is not None:  # the LIBSVM scan cached the rows as written
+        for _ in range(args.passes):
+            yield (fit_to_model(path, chunk, spec) for chunk in training.scan_cache.chunks())
+        return
+    if spec.format == "csv":
+        # Opened already when the column kinds came from its first chunk.
+        source, rows = training.csv_rows or open_csv(path, chunk_size, resources)
+        first = csv_chunks(
+            source,
+            rows,
+            spec,
+            names=training.names,
+            on_first_chunk=leak_check(spec.label_column, report),
+        )
+    else:
+        first = spec.chunks(path, chunk_size)
+    if args.no_cache or args.passes == 1:
+        yield first
+        for _ in range(args.passes - 1):
+            yield spec.chunks(path, chunk_size)
+        return
+    cache = resources.enter_context(contextlib.closing(ChunkCache()))
+    yield caching(first, cache)
+    for _ in range(args.passes - 1):
+        yield cache.chunks()
+
+
+def caching(chunks, cache):
+    """The chunks, each written to ``cache`` as it goes by."""
+    for chunk in chunks:
+        cache.write(chunk)
+        yield chunk
+
+
+def learn_passes(args, estimator, training, passes, holdout, report, progress):
+    """Every pass through partial_fit (until the held-out loss stops
+    improving, with ``--holdout-period``), shown on ``progress``; returns the
+    training rows of a pass."""
+    loss_name = "log loss" if args.task == "classify" else f"{estimator.loss} loss"
+    n_rows = training.n_rows
+    began = time.perf_counter()
+    total_rows = 0
+    for number, chunks in enumerate(passes, start=1):
+        loss_sum, weight_sum, rows, read = 0.0, 0.0, 0, 0
+        for chunk in chunks:
+            read += chunk.n_rows
+            if holdout is not None:
+                chunk = holdout.training_part(chunk, first_pass=number == 1)
+                if not chunk.n_rows:
+                    continue
+            if total_rows == 0:
+                first_partial_fit(estimator, chunk, training.classes, args.data)
+            else:
+                learn(estimator, chunk, training.classes, args.data)
+            rows += chunk.n_rows
+            total_rows += chunk.n_rows
+            # The chunk's mean loss, each row scored before it was learned.
+            weight = (
+                chunk.n_rows if chunk.sample_weight is None else float(chunk.sample_weight.sum())
+            )
+            loss_sum += estimator.loss_curve_[-1] * weight
+            weight_sum += weight
+            loss = loss_sum / weight_sum if weight_sum else 0.0
+            progress.update(f"pass {number}/{args.passes} loss {loss:.4f}", read, total=n_rows)
+        if read == 0:
+            raise DataError(args.data, None, "no data rows")
+        n_rows = read
+        progress.restart()
+        loss = loss_sum / weight_sum if weight_sum else 0.0
+        line = f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}"
+        if holdout is None:
+            report.line(line)
+            continue
+        held_loss, best, stop = holdout.end_pass(estimator, read)
+        report.line(f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}")
+        if stop:
+            break
+    seconds = time.perf_counter() - began
+    if holdout is not None:
+        kept = holdout.keep_best()
+        report.line(
+            f"kept the model of pass {holdout.stopping.best_pass} of "
+            f"{len(holdout.stopping.losses)} "
+            f"(held-out {loss_name} {kept:.6f})"
+            + (
+                f"; stopped: no improvement of {estimator.tol:g} for "
+                f"{estimator.n_iter_no_change} passes"
+                if holdout.stopping.stopped
+                else ""
+            )
+        )
+    coef = estimator.coef_
+    report.line(
+        f"trained on {total_rows:,} rows in {seconds:.1f} s "
+        f"({total_rows / seconds:,.0f} rows/s, reading included; engine "
+        f"{engine_name(estimator)}); non-zero weights "
+        f"{np.count_nonzero(coef):,} of {coef.size:,}"
+    )
+    return rows
+
+
+def first_partial_fit(estimator, chunk, classes, path):
+    """The first partial_fit, which allocates the state: a clear error if memory lacks."""
+    try:
+        learn(estimator, chunk, classes, path)
+    except MemoryError:
+        raise memory_error(estimator, chunk.X.shape[1], classes) from None

@@ -1,0 +1,71 @@
+"""What ``skftrl train`` shows while it runs: the live progress display, the report."""
+
+import sys
+
+
+class Progress:
+    """A live display on stderr when it is a terminal and tqdm is installed.
+
+    It shows the rows read, and the percentage and the time left when the
+    total is known (after a first pass), and always the rows per second and
+    the running loss: they come first, so that a narrow terminal shortens
+    only the bar. Elsewhere nothing is drawn; the commands print one line per
+    pass instead.
+    """
+
+    KNOWN_TOTAL = (
+        "{desc} | {rate_fmt} | {percentage:.0f}% ETA {remaining} | {n_fmt}/{total_fmt} {bar}"
+    )
+    UNKNOWN_TOTAL = "{desc} | {rate_fmt} | {n_fmt} rows {elapsed}"
+
+    def __init__(self, enabled):
+        self.bar = None
+        if not enabled or not sys.stderr.isatty():
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:  # tqdm is optional: one line per pass instead
+            return
+        self.bar = tqdm(
+            file=sys.stderr,
+            dynamic_ncols=True,
+            unit=" rows",
+            unit_scale=True,
+            leave=False,
+            mininterval=0.25,
+            bar_format=self.UNKNOWN_TOTAL,
+        )
+
+    def update(self, description, rows, total=None):
+        """Show ``rows`` read (of ``total``, when known) and ``description``."""
+        bar = self.bar
+        if bar is None:
+            return
+        bar.total = total
+        bar.bar_format = self.UNKNOWN_TOTAL if total is None else self.KNOWN_TOTAL
+        bar.set_description_str(description, refresh=False)
+        bar.update(rows - bar.n)
+
+    def restart(self):
+        if self.bar is not None:
+            self.bar.reset()
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class Report:
+    """What a run prints: its lines on ``out`` (none with ``quiet``) and
+    warnings on stderr."""
+
+    def __init__(self, out, quiet=False):
+        self.out, self.quiet = out, quiet
+
+    def line(self, text):
+        if not self.quiet:
+            print(text, file=self.out)
+
+    def warn(self, text):
+        print(f"skftrl: warning: {text}", file=sys.stderr)

@@ -1,0 +1,113 @@
+"""``skftrl train``: a file streamed in chunks through partial_fit, the model saved.
+
+One run, top down: the options and the model continued with ``-i`` make the
+estimator (:mod:`._estimators`); the input spec and classes are resolved
+once, by a scan where needed (:mod:`._input`); the chunks of each pass come
+from the text or the cache (:mod:`._passes`), with the held-out rows set
+aside by the holdout (:mod:`._holdout`); the passes are reported; the model
+file is written only if all of it succeeds (:mod:`._model_files`).
+"""
+
+import contextlib
+import dataclasses
+import os
+
+from .. import __version__
+from .._readers._sources import DataError, data_format, is_regular_file
+from ._estimators import make_estimator
+from ._holdout import Holdout
+from ._input import check_format_options, resolve_input
+from ._model_files import atomic_output, load_model, save_model
+from ._parser import UsageError
+from ._passes import learn_passes, pass_chunks
+from ._predict import held_out_scores
+from ._progress import Progress, Report
+
+
+def run(args, out):
+    """Stream the file ``--passes`` times through partial_fit, save the model."""
+    report = Report(out, quiet=args.quiet)
+    check_paths(args)
+    data_kind = data_format(args.data, args.format)
+    initial = initial_spec = None
+    if args.initial_model is not None:
+        initial, initial_spec = load_model(args.initial_model, args.zero_based)
+        if data_kind == "csv" and args.label_column is None:
+            args.label_column = getattr(initial_spec, "label_column", None)
+    check_format_options(args, data_kind)
+    estimator = make_estimator(args, initial)
+    check_inputs(args)
+    with contextlib.ExitStack() as resources:
+        training = resolve_input(
+            args, data_kind, initial, initial_spec, estimator, report, resources
+        )
+        holdout = None
+        if args.holdout_period is not None:
+            holdout = resources.enter_context(
+                contextlib.closing(Holdout(args.holdout_period, args.data))
+            )
+        progress = resources.enter_context(contextlib.closing(Progress(enabled=not args.quiet)))
+        passes = pass_chunks(args, training, report, resources)
+        rows = learn_passes(args, estimator, training, passes, holdout, report, progress)
+    save(args, estimator, training, initial, rows, holdout, report)
+    return 0
+
+
+def check_paths(args):
+    """The model must not overwrite the data it is trained or tested on."""
+    written = os.path.realpath(args.model)
+    for option, path in (("DATA", args.data), ("--test", args.test)):
+        if path not in (None, "-") and os.path.realpath(path) == written:
+            raise UsageError(f"--model {args.model} is the {option} file: it would be overwritten")
+
+
+def check_inputs(args):
+    """The files exist (the test file too: now, not after training), and a
+    stream is read more than once only through the cache."""
+    for path in (args.data, args.test):
+        if path is not None and path != "-" and not os.path.exists(path):
+            raise DataError(path, None, "No such file or directory")
+    if not is_regular_file(args.data) and args.passes > 1 and args.no_cache:
+        raise UsageError(f"{args.data} cannot be read twice: --passes > 1 needs the cache")
+
+
+def save(args, estimator, training, initial, rows, holdout, report):
+    """The model file, with how it reads files and the training log; scores on --test."""
+    estimator.input_spec_ = dataclasses.asdict(training.spec)
+    estimator.hashed_feature_names_ = None if training.names is None else training.names.by_index
+    log = list(getattr(initial, "training_log_", None) or [])
+    entry = {
+        "file": args.data,
+        "rows": rows,
+        "passes": args.passes,
+        "chunk_size": args.chunk_size,
+        "skftrl_version": __version__,
+    }
+    if holdout is not None:
+        # rows: those learned from; passes: those of the model kept.
+        entry.update(
+            passes=holdout.stopping.best_pass,
+            holdout_period=holdout.period,
+            held_out_rows=holdout.n_held_out,
+            passes_made=len(holdout.stopping.losses),
+            held_out_losses=holdout.stopping.losses,
+        )
+    log.append(entry)
+    estimator.training_log_ = log
+    scores, n_test = [], None
+    if args.test is not None and is_empty(args.test):
+        n_test = 0
+    elif args.test is not None:
+        scores, n_test = held_out_scores(estimator, training.spec, args.test)
+    with atomic_output(args.model) as model_file:
+        save_model(estimator, args.model, model_file)
+    if args.test is not None and not n_test:
+        report.warn(f"{args.test} has no data rows: no held-out scores")
+    for name, value in scores:
+        print(f"held-out {name} ({args.test}): {value:.4f}", file=report.out)
+    report.line(f"model saved to {args.model}")
+
+
+def is_empty(path):
+    """Whether ``path`` is an empty regular file."""
+    return path != "-" and os.path.isfile(path) and os.path.getsize(path) == 0

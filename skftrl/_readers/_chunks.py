@@ -1,0 +1,117 @@
+"""Chunks: consecutive rows of a file, as a model learns them.
+
+A reader's parser gives pieces of any number of rows (a block of text each);
+:func:`rechunk` cuts them into chunks of exactly ``chunk_size`` rows (the last
+may be shorter), the same way for every format.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._sources import DataError
+
+# A classification target with more distinct labels than this is most likely
+# a regression target; a scan stops instead of collecting them all.
+MAX_CLASSES = 1000
+
+
+class Chunk(NamedTuple):
+    """Consecutive rows of a file."""
+
+    X: sp.csr_matrix
+    y: np.ndarray  # None when labels are not read
+    lines: np.ndarray  # the line number of each row, counted from 1
+    sample_weight: np.ndarray = None  # CSV --weight-column, else None
+
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    def rows(self, start, stop):
+        """Rows ``start`` to ``stop`` (views of this chunk's arrays)."""
+        X = self.X
+        begin, end = X.indptr[start], X.indptr[stop]
+        part = sp.csr_matrix(
+            (X.data[begin:end], X.indices[begin:end], X.indptr[start : stop + 1] - begin),
+            shape=(stop - start, X.shape[1]),
+        )
+        return Chunk(
+            part,
+            None if self.y is None else self.y[start:stop],
+            self.lines[start:stop],
+            None if self.sample_weight is None else self.sample_weight[start:stop],
+        )
+
+    def select(self, mask):
+        """The rows where ``mask`` is True."""
+        return self._replace(
+            X=self.X[mask],
+            y=None if self.y is None else self.y[mask],
+            lines=self.lines[mask],
+            sample_weight=None if self.sample_weight is None else self.sample_weight[mask],
+        )
+
+
+def concatenate(chunks):
+    """One chunk of the rows of ``chunks``, as wide as the widest."""
+    if len(chunks) == 1:
+        return chunks[0]
+    width = max(chunk.X.shape[1] for chunk in chunks)
+    X = sp.vstack(
+        [sp.csr_matrix(chunk.X, shape=(chunk.n_rows, width)) for chunk in chunks], format="csr"
+    )
+
+    def joined(name):
+        parts = [getattr(chunk, name) for chunk in chunks]
+        return None if parts[0] is None else np.concatenate(parts)
+
+    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"))
+
+
+def rechunk(pieces, chunk_size, concatenate=concatenate):
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) from pieces of any size.
+
+    A piece has ``n_rows`` and ``rows(start, stop)``, as :class:`Chunk` has;
+    ``concatenate`` joins a list of pieces into one. A chunk inside a piece
+    is a view of it; only the rows that complete a chunk across two pieces
+    are copied.
+    """
+    pending, n_pending = [], 0  # fewer than chunk_size rows, from the end of earlier pieces
+    for piece in pieces:
+        if not piece.n_rows:
+            continue
+        start = 0
+        if n_pending:
+            start = min(chunk_size - n_pending, piece.n_rows)
+            pending.append(piece.rows(0, start))
+            n_pending += start
+            if n_pending < chunk_size:
+                continue
+            yield concatenate(pending)
+            pending, n_pending = [], 0
+        while piece.n_rows - start >= chunk_size:
+            yield piece.rows(start, start + chunk_size)
+            start += chunk_size
+        if start < piece.n_rows:
+            pending, n_pending = [piece.rows(start, piece.n_rows)], piece.n_rows - start
+    if n_pending:
+        yield concatenate(pending)
+
+
+def row_at(X, position):
+    """The row of ``X`` holding the stored value at ``position``."""
+    return int(np.searchsorted(X.indptr, position, side="right") - 1)
+
+
+def collect_classes(path, line, chunk_labels, labels):
+    """Add the distinct labels of a chunk ending at ``line`` to ``labels`` (a scan's classes)."""
+    labels.update(chunk_labels)
+    if len(labels) > MAX_CLASSES:
+        raise DataError(
+            path,
+            line,
+            f"more than {MAX_CLASSES} distinct labels by this line: is this "
+            "a regression target? (use --task regress)",
+        )

@@ -1,0 +1,180 @@
+"""CSV files in chunks: the column kinds, the first pass, and the hashed rows.
+
+A CSV input has a header line, then one row a line (a quoted field may hold
+newlines). The label column names the label; the feature columns are hashed
+(see :mod:`._hashing`), each numeric or categorical: a column is numeric when
+every value that is not missing is a number, and it is not named
+categorical. The kinds are found by a first pass over the file
+(:func:`scan_csv`, which also finds the classes), or from the first chunk's
+values (:func:`first_chunk_kinds`) when nothing else needs a first pass.
+"""
+
+import contextlib
+import itertools
+from typing import NamedTuple
+
+import numpy as np
+
+from ._chunks import Chunk, collect_classes
+from ._csv_text import CsvInput
+from ._csv_values import check_labels_present, parse_numbers, parse_targets, parse_weights
+from ._hashing import ColumnHasher
+from ._sources import DataError
+
+
+class CsvScan(NamedTuple):
+    """What a first pass over a CSV training file found."""
+
+    n_rows: int
+    kinds: dict  # feature column -> "numeric" or "categorical"
+    numeric_labels: bool
+    labels: np.ndarray  # the sorted distinct labels (classification), else None
+    header: list
+
+
+def feature_columns(header, label_column, weight_column, ignore, keep):
+    """The header's feature columns: not the label, the weight, ignored, or left out
+    by ``keep``."""
+    special = {label_column, weight_column}
+    return [
+        name
+        for name in header
+        if name not in special and name not in ignore and (keep is None or name in keep)
+    ]
+
+
+def ignored_columns(header, kinds, label_column, weight_column):
+    """The header's columns that are neither features, label nor weight."""
+    used = {*kinds, label_column, weight_column}
+    return [name for name in header if name not in used]
+
+
+def column_kinds(columns, values, categorical, kinds=None):
+    """Update ``kinds`` (column -> numeric?) with a chunk's ``values``."""
+    kinds = dict.fromkeys(columns, True) if kinds is None else kinds
+    for name in columns:
+        if kinds[name] and name not in categorical:
+            kinds[name] = parse_numbers(values[name]) is not None
+        elif name in categorical:
+            kinds[name] = False
+    return kinds
+
+
+def kind_names(numeric):
+    """Column -> ``"numeric"`` or ``"categorical"``, from column -> numeric?"""
+    return {
+        name: "numeric" if is_numeric else "categorical" for name, is_numeric in numeric.items()
+    }
+
+
+def scan_csv(path, label_column, chunk_size, classify, columns_of, categorical=(), progress=None):
+    """A first streaming pass over a CSV training file.
+
+    A column is numeric when every value that is not missing is a number
+    (and it is not in ``categorical``), else categorical. For
+    classification the labels are numbers when every label is, else
+    strings; for regression every label must be a number. ``columns_of``
+    gives the feature columns of a header; ``progress(rows)`` is called
+    after each chunk.
+    """
+    with contextlib.closing(CsvInput(path)) as source:
+        label_position = source.position(label_column, "label")
+        columns = columns_of(source.header)
+        positions = {name: source.header.index(name) for name in columns}
+        header = source.header
+        numeric = None
+        labels, numeric_labels, n_rows = set(), True, 0
+        for values, lines in source.row_chunks(chunk_size):
+            numeric = column_kinds(
+                columns, {name: values[positions[name]] for name in columns}, categorical, numeric
+            )
+            label_values = values[label_position]
+            check_labels_present(path, label_values, lines)
+            if classify:
+                numeric_labels = numeric_labels and parse_numbers(label_values) is not None
+                collect_classes(path, int(lines[-1]), set(label_values), labels)
+            else:
+                parse_targets(path, label_values, lines)
+            n_rows += len(lines)
+            if progress is not None:
+                progress(n_rows)
+    if n_rows == 0:
+        raise DataError(path, None, "no data rows after the header")
+    classes = None
+    if classify and numeric_labels:
+        classes = np.unique(np.array(sorted(labels), dtype=np.float64))
+    elif classify:
+        classes = np.array(sorted(labels))
+    return CsvScan(n_rows, kind_names(numeric), numeric_labels, classes, header)
+
+
+def first_chunk_kinds(source, rows, columns_of, categorical=()):
+    """The kinds of the feature columns from the first chunk of ``rows`` (of
+    the open CsvInput ``source``), and the same rows, the first chunk
+    included: ``(kinds, rows)``.
+
+    For reading without a first pass; ``columns_of`` gives the feature
+    columns of the header. Without rows, every column is numeric.
+    """
+    first = next(rows, None)
+    columns = columns_of(source.header)
+    if first is None:
+        numeric = dict.fromkeys(columns, True)
+    else:
+        numeric = column_kinds(columns, dict(zip(source.header, first.columns)), categorical)
+    return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
+
+
+def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None):
+    """Chunks of the :class:`~._csv_text.CsvRows` ``rows`` of the open
+    CsvInput ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
+
+    ``spec.kinds`` names the feature columns, hashed as :mod:`._hashing`
+    says; ``numeric_labels`` whether labels are floats (else strings);
+    ``hash_bits`` the width ``2**hash_bits``; ``weight_column`` the sample
+    weights, if any; ``ignored`` columns that are read and dropped. With
+    ``labels``, the label column (and the weight column) are read; without,
+    they are skipped if they are there. Every feature column of the spec must
+    be in the header, and no other column unless ignored. ``names`` (a
+    :class:`~._hashing.FeatureNames`) records the names of hashed features.
+    ``on_first_chunk(values, y)`` sees the first chunk's numeric columns (a
+    dict of float arrays) and labels.
+    """
+    path = source.path
+    hasher = ColumnHasher(spec.kinds, spec.hash_bits, names)
+    positions = {name: source.position(name, "feature") for name in spec.kinds}
+    label_position = weight_position = None
+    if labels:
+        label_position = source.position(spec.label_column, "label")
+        if spec.weight_column is not None:
+            weight_position = source.position(spec.weight_column, "weight")
+    known = {spec.label_column, spec.weight_column, *spec.ignored}
+    unknown = [name for name in source.header if name not in spec.kinds and name not in known]
+    if unknown:
+        raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
+    for values, lines in rows:
+        X, numbers_of = hasher.transform(
+            path, {name: values[position] for name, position in positions.items()}, lines
+        )
+        y = weights = None
+        if label_position is not None:
+            label_values = values[label_position]
+            check_labels_present(path, label_values, lines)
+            if spec.numeric_labels:
+                y = parse_targets(path, label_values, lines)
+            else:
+                y = np.array(label_values, dtype=str)
+        if weight_position is not None:
+            weights = parse_weights(path, values[weight_position], lines, spec.weight_column)
+        if on_first_chunk is not None:
+            on_first_chunk(numbers_of, y)
+            on_first_chunk = None
+        yield Chunk(X, y, lines, weights)
+
+
+def read_csv(path, spec, chunk_size, labels=True, names=None, on_first_chunk=None):
+    """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
+    :func:`csv_chunks`)."""
+    with contextlib.closing(CsvInput(path)) as source:
+        rows = source.row_chunks(chunk_size)
+        yield from csv_chunks(source, rows, spec, labels, names, on_first_chunk)

@@ -1,0 +1,162 @@
+"""CSV text: the header, then the rows of an input as columns of strings.
+
+A block of whole lines (see :func:`~._sources.line_blocks`, which keeps a
+quoted newline inside its line) is decoded as UTF-8 and split into fields:
+by ``str.split`` when it has no quotes, else by the :mod:`csv` module, which
+also names the line of a malformed row. Rows come in pieces of a block each,
+cut into chunks of ``chunk_size`` rows by :func:`~._chunks.rechunk`.
+"""
+
+import csv
+import io
+from typing import NamedTuple
+
+import numpy as np
+
+from ._chunks import rechunk
+from ._sources import ByteSource, DataError, line_blocks
+
+
+class CsvRows(NamedTuple):
+    """Consecutive rows of a CSV input: the values of each column (an object
+    array of str, one line per column) and the line each row starts on."""
+
+    columns: np.ndarray
+    lines: np.ndarray
+
+    @property
+    def n_rows(self):
+        return len(self.lines)
+
+    def rows(self, start, stop):
+        """Rows ``start`` to ``stop`` (views of these arrays)."""
+        return CsvRows(self.columns[:, start:stop], self.lines[start:stop])
+
+
+def concatenate_rows(pieces):
+    """One :class:`CsvRows` of the rows of ``pieces``."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return CsvRows(
+        np.concatenate([piece.columns for piece in pieces], axis=1),
+        np.concatenate([piece.lines for piece in pieces]),
+    )
+
+
+def decode(path, first_line, block):
+    """A block of CSV bytes as text; DataError at the line of a byte that is not UTF-8."""
+    try:
+        return block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = first_line + block.count(b"\n", 0, error.start)
+        column = error.start - (block.rfind(b"\n", 0, error.start) + 1) + 1
+        byte = block[error.start : error.start + 1].hex()
+        raise DataError(
+            path, line, f"byte 0x{byte} at column {column} is not UTF-8 text ({error.reason})"
+        ) from None
+
+
+class CsvInput:
+    """A CSV input opened once: its header, then its rows, with line numbers."""
+
+    def __init__(self, path):
+        self.path = path
+        self.source = ByteSource(path)
+        self.blocks = line_blocks(self.source, quoted=True)
+        try:
+            self.header, self.first_rows = self._read_header()
+            repeated = sorted({name for name in self.header if self.header.count(name) > 1})
+            if repeated:
+                raise DataError(path, 1, f"repeated column names in the header: {repeated}")
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_header(self):
+        """The header, and the rows of the rest of its block."""
+        for first_line, block in self.blocks:
+            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
+            header, _ = self._next_row(reader, first_line)
+            if header is not None:
+                return header, self._rows(reader, first_line, len(header))
+        raise DataError(self.path, 1, "empty file: no header line")
+
+    def _next_row(self, reader, first_line):
+        """The next row that is not blank, and the line it starts on."""
+        try:
+            while True:
+                start = first_line + reader.line_num
+                row = next(reader, None)
+                if row is None or row:  # the end, or not a blank line
+                    return row, start
+        except csv.Error as error:
+            raise DataError(self.path, first_line + reader.line_num, str(error)) from None
+
+    def _rows(self, reader, first_line, width):
+        """The :class:`CsvRows` a csv reader gives."""
+        rows, lines = [], []
+        while True:
+            row, line = self._next_row(reader, first_line)
+            if row is None:
+                break
+            if len(row) != width:
+                raise DataError(self.path, line, f"{len(row)} fields, but the header has {width}")
+            rows.append(row)
+            lines.append(line)
+        columns = np.empty((len(rows), width), dtype=object)
+        if rows:
+            columns[...] = rows
+        return CsvRows(columns.T, np.array(lines, dtype=np.int64))
+
+    def pieces(self):
+        """The rows after the header, a :class:`CsvRows` a block."""
+        width = len(self.header)
+        yield self.first_rows
+        for first_line, block in self.blocks:
+            text = decode(self.path, first_line, block)
+            rows = None
+            if '"' not in text and text.count("\r") == text.count("\r\n"):
+                rows = split_plain_csv(text.replace("\r\n", "\n"), width, first_line)
+            if rows is None:  # quotes, or a line to report: the csv module
+                rows = self._rows(csv.reader(io.StringIO(text, newline="")), first_line, width)
+            yield rows
+
+    def row_chunks(self, chunk_size):
+        """The rows after the header in :class:`CsvRows` of exactly ``chunk_size``
+        rows (the last may be shorter)."""
+        return rechunk(self.pieces(), chunk_size, concatenate_rows)
+
+    def position(self, column, role):
+        """Where ``column`` is in the header; DataError if it is not there."""
+        if column not in self.header:
+            raise DataError(
+                self.path,
+                1,
+                f"no {role} column {column!r} in the header (the columns are: "
+                f"{', '.join(self.header)})",
+            )
+        return self.header.index(column)
+
+    def close(self):
+        self.source.close()
+
+
+def split_plain_csv(text, width, first_line):
+    """The :class:`CsvRows` of CSV text without quotes, or None when a line
+    has another number of fields than ``width`` (the csv module then reads the
+    block and names the line)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    numbers = np.arange(first_line, first_line + len(lines))
+    if "" in lines:  # blank lines hold no row
+        kept = [i for i, line in enumerate(lines) if line]
+        lines = [lines[i] for i in kept]
+        numbers = numbers[kept]
+    fields = ",".join(lines).split(",")
+    if len(fields) != width * len(lines) or (
+        width > 1 and any(line.count(",") != width - 1 for line in lines)
+    ):
+        return None
+    columns = np.array(fields, dtype=object).reshape(len(lines), width).T
+    return CsvRows(columns, numbers)

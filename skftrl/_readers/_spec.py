@@ -1,0 +1,82 @@
+"""Input specifications: how the rows of a file become a model's columns.
+
+A model reads every file as the file it was trained on: the command line
+resolves one spec per training run, stores it in the model file as a plain
+dict (``dataclasses.asdict``, so that a model file holds no type of its own)
+and reads it back with :func:`spec_from_dict`.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ._csv import read_csv
+from ._libsvm import read_libsvm
+
+
+@dataclass(frozen=True)
+class LibsvmSpec:
+    """LIBSVM rows as a model's columns: indices from 0 (``zero_based``) or 1,
+    into ``n_features`` columns; with ``hash_bits``, each index modulo
+    ``2**hash_bits`` (and ``n_features = 2**hash_bits``)."""
+
+    format: str = field(default="libsvm", init=False)
+    n_features: int
+    zero_based: bool
+    hash_bits: Optional[int] = None
+
+    def describe(self):
+        if self.hash_bits is not None:
+            return f"LIBSVM, indices hashed into 2**{self.hash_bits} features"
+        first = 0 if self.zero_based else 1
+        return f"LIBSVM, {self.n_features:,} features (indices from {first})"
+
+    def chunks(self, path, chunk_size, labels=True):
+        """The chunks of a LIBSVM input, in this spec's columns."""
+        return read_libsvm(path, chunk_size, self, labels_required=labels)
+
+
+@dataclass(frozen=True)
+class CsvSpec:
+    """CSV rows as a model's columns: the label column (numbers, or strings
+    without ``numeric_labels``), the feature columns' ``kinds`` (column ->
+    ``"numeric"`` or ``"categorical"``) hashed into ``2**hash_bits``
+    features, the sample weights' column if any, and the ``ignored`` columns
+    of the header."""
+
+    format: str = field(default="csv", init=False)
+    label_column: str
+    kinds: dict
+    numeric_labels: bool
+    hash_bits: int
+    weight_column: Optional[str] = None
+    ignored: list = field(default_factory=list)
+
+    def describe(self):
+        kinds = list(self.kinds.values())
+        text = (
+            f"CSV, label column {self.label_column!r}, "
+            f"{kinds.count('numeric')} numeric and {kinds.count('categorical')} "
+            f"categorical columns hashed into 2**{self.hash_bits} features"
+        )
+        if self.weight_column:
+            text += f", weights from {self.weight_column!r}"
+        if self.ignored:
+            text += f", {len(self.ignored)} columns ignored"
+        return text
+
+    def chunks(self, path, chunk_size, labels=True):
+        """The chunks of a CSV input, hashed as this spec says."""
+        return read_csv(path, self, chunk_size, labels)
+
+
+InputSpec = Union[LibsvmSpec, CsvSpec]
+SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec}
+
+
+def spec_from_dict(saved):
+    """The spec a model file stores as a dict. Keys that earlier versions did
+    not store take their defaults."""
+    spec_type = SPECS[saved["format"]]
+    names = {spec_field.name for spec_field in dataclasses.fields(spec_type) if spec_field.init}
+    return spec_type(**{name: value for name, value in saved.items() if name in names})
