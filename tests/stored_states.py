@@ -126,6 +126,7 @@ def fm_cases():
         for corner, changes in (
             ("own-rate", dict(factor_learning_rate=0.05, factor_l2=0.0, fit_intercept=False)),
             ("initial", dict(initial=0.1, learning_rate_power=-0.7)),
+            ("unweighted32", dict(weighted=False, float32_input=True)),
             ("huge", dict(scale=1e110)),
             ("huge32", dict(scale=1e20, dtype="float32")),
         ):
