@@ -3,7 +3,8 @@
 import importlib.util
 
 NUMBA_MODULES = [
-    "skftrl/_engines/_numba_exact.py",
+    "skftrl/_engines/_compile.py",
+    "skftrl/_engines/_linear_numba.py",
     "skftrl/_engines/_fm_numba.py",
     "skftrl/_libsvm_numba.py",
 ]

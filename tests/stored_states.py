@@ -193,15 +193,15 @@ def states(one_at_a_time=False):
     cases, their passes preparing one row or batch per block."""
     import importlib.util
 
-    from skftrl._engines import _numpy_exact
+    from skftrl._engines import _rows
 
     engines = {"numpy"} if one_at_a_time else {"numpy", "numba"}
     if importlib.util.find_spec("numba") is None:
         engines.discard("numba")
-    block = _numpy_exact.BLOCK_NONZEROS
+    block = _rows.BLOCK_NONZEROS
     if one_at_a_time:
-        _numpy_exact.BLOCK_NONZEROS = 1
-        assert _numpy_exact.rows_per_block(sp.csr_matrix(np.ones((4, 4))), 3) == 3
+        _rows.BLOCK_NONZEROS = 1
+        assert _rows.rows_per_block(sp.csr_matrix(np.ones((4, 4))), 3) == 3
     arrays = {}
     try:
         for name, settings in cases():
@@ -210,7 +210,7 @@ def states(one_at_a_time=False):
                 arrays[name] = flat_state(model)
                 arrays[f"dtype/{name}"] = np.array([str(model.z_.dtype), str(model.n_.dtype)])
     finally:
-        _numpy_exact.BLOCK_NONZEROS = block
+        _rows.BLOCK_NONZEROS = block
     return arrays
 
 

@@ -523,20 +523,20 @@ def test_numba_engine_without_numba_changes_nothing(make, monkeypatch):
     """engine="numba" when numba cannot be imported: the ImportError says how
     to install it, and the model (fresh or fitted) is left as it was."""
     import skftrl._engines
-    from skftrl._engines import _numba_engine
+    from skftrl._engines import _compiled_engine
 
     model = make().set_params(engine="numba")
-    monkeypatch.setitem(sys.modules, "skftrl._engines._numba_exact", None)  # its import fails
-    monkeypatch.delattr(skftrl._engines, "_numba_exact", raising=False)
+    monkeypatch.setitem(sys.modules, "skftrl._engines._linear_numba", None)  # its import fails
+    monkeypatch.delattr(skftrl._engines, "_linear_numba", raising=False)
     # The outcome of the import is cached per process: forget it before and after.
-    _numba_engine.cache_clear()
+    _compiled_engine.cache_clear()
     try:
         before = snapshot(model)
         with pytest.raises(ImportError, match=r"pip install 'skftrl\[fast\]'"):
             model.partial_fit(X, Y_CLASS, classes=["a", "b"])
         assert_same(before, snapshot(model))
     finally:
-        _numba_engine.cache_clear()
+        _compiled_engine.cache_clear()
 
 
 # ------------------------------------------------- malformed sparse matrices

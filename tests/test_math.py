@@ -44,9 +44,9 @@ def scalar_forms():
     """The scalar formulas in Python, and compiled by numba when it is installed."""
     forms = {"python": (_math.rate_root_scalar, _math.weight, _math.step)}
     if HAS_NUMBA:
-        from skftrl._engines import _numba_exact as compiled
+        from skftrl._engines import _compile as compiled
 
-        forms["numba"] = (compiled._rate_root, compiled._weight, compiled._step)
+        forms["numba"] = (compiled.rate_root, compiled.weight, compiled.step)
     return forms
 
 
@@ -157,9 +157,9 @@ def test_the_unguarded_update_is_identical_where_its_promise_holds():
 def scalar_derivatives():
     forms = {"python": (_losses.scalar_derivative, _losses.softmax_derivative)}
     if HAS_NUMBA:
-        from skftrl._engines import _numba_exact as compiled
+        from skftrl._engines import _compile as compiled
 
-        forms["numba"] = (compiled._scalar_derivative, compiled._softmax_derivative)
+        forms["numba"] = (compiled.scalar_derivative, compiled.softmax_derivative)
     return forms
 
 
