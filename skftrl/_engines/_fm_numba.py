@@ -1,23 +1,24 @@
 """The factorization machine's exact per-row pass compiled with numba.
 
-Each row is the linear model's compiled steps (:mod:`._linear_numba`:
-:func:`margin_of_row`, :func:`derivative_of_row`, :func:`step_row`) with the
-factors' between them: the pairwise term added to the row's margins, and
-each factor's step from the same loss derivatives. The formulas are
-:mod:`._math`'s, compiled (:mod:`._compile`). Importing this module needs
-numba.
+It is the linear model's compiled pass (:mod:`._linear_numba`) made with
+this module's functions as its hooks (``_pass``, by
+:func:`~._linear_numba.pass_with_interactions`) and given the factors as its
+``interactions`` (:class:`PassFactors`): the pairwise term added to each
+row's margins, and each factor's step from the same loss derivatives. The
+formulas are :mod:`._math`'s, compiled (:mod:`._compile`). Importing this
+module needs numba.
 """
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ._compile import (
     clip,
-    compile,
     compile_inline,
     compiled_rates,
     factor_gradient,
     factor_term,
-    longest_row,
     pairwise_term_of_sums,
     prefetch_row,
     rate_root,
@@ -25,34 +26,53 @@ from ._compile import (
     weight,
 )
 from ._fm_numpy import FactorizationEngine
-from ._linear_numba import (
-    LinearNumbaEngine,
-    derivative_of_row,
-    margin_of_row,
-    pass_arguments,
-    row_buffers,
-    step_row,
-)
+from ._linear_numba import LinearNumbaEngine, learn, pass_with_interactions
 
-# The factors' per-row steps. Their arguments, beside those of the pass: ``K``
-# the number of outputs (the constant 1 for one output, so that the loops over
-# outputs compile away); ``start`` and ``end`` the bounds of the row's
-# non-zeros in ``indices`` and ``data``; ``factor_rates`` the factors'
-# ``rates`` tuple (their learning rate, beta, no l1 or l2,
-# learning_rate_power); ``factors`` the tuple (z_factors, n_factors), shape (K,
-# F, k) each; ``kept`` the tuple (root_n, factors) of the row's factors, shape
-# (longest row, K, k); ``sums`` the tuple of the row's sums s_f = sum_i v_{i,f}
-# x_i and of their squared terms, shape (K, k) each.
+
+class PassFactors(NamedTuple):
+    """The factors as the compiled pass's ``interactions``: the state, rates and
+    penalty of the factors, and the buffers of a row's."""
+
+    z: np.ndarray  # z_factors (K, F, k)
+    n: np.ndarray  # n_factors (K, F, k)
+    rates: tuple  # the factors' (learning_rate, beta, 0, 0, learning_rate_power)
+    factor_l2: float
+    row_root_n: np.ndarray  # the row's factors' rate roots (longest row, K, k)
+    row_factors: np.ndarray  # and the factors, kept for the step
+    sums: np.ndarray  # the row's s_f = sum_i v_{i,f} x_i (K, k)
+    squares: np.ndarray  # the row's sum_i (v_{i,f} x_i)^2 (K, k)
+    # One address per feature of z and n to prefetch: the first output's first
+    # factor (a feature's others neighbour it).
+    first_z: np.ndarray
+    first_n: np.ndarray
+
+
+def pass_factors(state, parameters, X, rows):
+    """The :class:`PassFactors` of a pass over ``rows`` of ``X``."""
+    longest = int(np.diff(X.indptr)[rows].max()) if len(rows) else 0
+    shape = (longest, *state.z_factors.shape[::2])
+    return PassFactors(
+        state.z_factors,
+        state.n_factors,
+        compiled_rates(parameters.of_factors()),
+        float(parameters.factor_l2),
+        np.empty(shape),
+        np.empty(shape),
+        np.empty(shape[1:]),
+        np.empty(shape[1:]),
+        state.z_factors[0, :, 0],
+        state.n_factors[0, :, 0],
+    )
 
 
 @compile_inline
-def add_pairwise_margin(K, factor_rates, factors, start, end, indices, data, kept, sums, margin):
+def add_pairwise_margin(interactions, K, start, end, indices, data, margin):
     """Add the row's pairwise term to each of its ``margin``, in O(k * nnz),
     keeping the factors, their rate roots and the sums ``s_f`` for the step."""
-    learning_rate, beta, _, _, power = factor_rates
-    z_factors, n_factors = factors
-    row_root_n, row_factors = kept
-    total, squares = sums
+    learning_rate, beta, _, _, power = interactions.rates
+    z_factors, n_factors = interactions.z, interactions.n
+    row_root_n, row_factors = interactions.row_root_n, interactions.row_factors
+    total, squares = interactions.sums, interactions.squares
     total[:] = 0.0
     squares[:] = 0.0
     for j in range(start, end):
@@ -74,29 +94,14 @@ def add_pairwise_margin(K, factor_rates, factors, start, end, indices, data, kep
 
 @compile_inline
 def step_factors(
-    K,
-    factor_rates,
-    factors,
-    start,
-    end,
-    indices,
-    data,
-    kept,
-    sums,
-    derivative,
-    factor_l2,
-    bound,
-    smallest_n,
-    undo,
-    recorded,
+    interactions, K, start, end, indices, data, derivative, bound, smallest_n, undo, recorded
 ):
-    """The z/n step of each factor of the row. ``undo`` is None for no record,
-    else an UndoLog's ``old``, into whose last two arrays (K, size, k) each
-    column's old factors are recorded first, from index ``recorded`` on, as
-    the linear steps record theirs."""
-    learning_rate, _, _, _, power = factor_rates
-    z_factors, n_factors = factors
-    row_root_n, row_factors = kept
+    """The z/n step of each factor of the row, their old z and n recorded first
+    in ``undo``'s third and fourth arrays (K, size, k)."""
+    learning_rate, _, _, _, power = interactions.rates
+    z_factors, n_factors = interactions.z, interactions.n
+    row_root_n, row_factors = interactions.row_root_n, interactions.row_factors
+    sums, factor_l2 = interactions.sums, interactions.factor_l2
     for j in range(start, end):
         column = indices[j]
         value = data[j]
@@ -108,12 +113,7 @@ def step_factors(
                     undo[3][k, recorded + j - start, f] = n_factors[k, column, f]
                 factor = row_factors[j - start, k, f]
                 factor_step = factor_gradient(
-                    gradient,
-                    sums[0][k, f],
-                    factor_term(value, factor),
-                    factor,
-                    factor_l2,
-                    bound,
+                    gradient, sums[k, f], factor_term(value, factor), factor, factor_l2, bound
                 )
                 z_factors[k, column, f], n_factors[k, column, f] = step(
                     np.float64(z_factors[k, column, f]),
@@ -128,81 +128,20 @@ def step_factors(
                 )
 
 
-@compile
-def _pass(
-    indptr,
-    indices,
-    data,
-    targets,
-    sample_weight,
-    rows,
-    state,
-    loss_code,
-    rates,
-    fit_intercept,
-    epsilon,
-    bound,
-    smallest_n,
-    margins,
-    several_outputs,
-    rows_ahead,
-    undo,
-    factors,
-    factor_rates,
-    factor_l2,
-):
-    """The linear model's compiled pass (:func:`._linear_numba._pass`, whose
-    arguments come first) with the factors: ``factors`` the tuple (z_factors,
-    n_factors), ``factor_rates`` their ``rates`` tuple, ``factor_l2`` their
-    penalty. Returns the number of records in ``undo``."""
-    K = 1 if several_outputs is None else state[0].shape[1]
-    longest = longest_row(indptr, rows)
-    buffers = row_buffers(K, longest)
-    shape = (longest, K, factors[0].shape[2])
-    kept = (np.empty(shape), np.empty(shape))
-    sums = (np.empty(shape[1:]), np.empty(shape[1:]))
-    # One address per feature in each array prefetched: the first output's
-    # weight and first factor (the others share or neighbour its cache line).
-    first_z = state[0][:, 0]
-    first_z_factors = factors[0][0, :, 0]
-    first_n_factors = factors[1][0, :, 0]
-    recorded = 0
-    for position in range(rows.shape[0]):
-        if rows_ahead is not None:
-            prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
-            prefetch_row(indptr, indices, rows, position, first_z_factors, rows_ahead)
-            prefetch_row(indptr, indices, rows, position, first_n_factors, rows_ahead)
-        row = rows[position]
-        start, end = indptr[row], indptr[row + 1]
-        margin_of_row(K, start, end, indices, data, state, rates, buffers, undo, recorded)
-        margin = buffers[9]
-        add_pairwise_margin(
-            K, factor_rates, factors, start, end, indices, data, kept, sums, margin
-        )
-        for k in range(K):
-            margins[position, k] = margin[k]
-        derivative_of_row(K, loss_code, epsilon, targets[row], sample_weight[row], buffers)
-        step_factors(
-            K,
-            factor_rates,
-            factors,
-            start,
-            end,
-            indices,
-            data,
-            kept,
-            sums,
-            buffers[10],
-            factor_l2,
-            bound,
-            smallest_n,
-            undo,
-            recorded,
-        )
-        step_row(K, start, end, indices, state, rates, fit_intercept, bound, smallest_n, buffers)
-        if undo is not None:
-            recorded += end - start
-    return recorded
+@compile_inline
+def prefetch_factors(interactions, indptr, indices, rows, position, rows_ahead):
+    """Prefetch the first output's first factor's z and n of each feature of a
+    later row (a feature's other factors neighbour them)."""
+    prefetch_row(indptr, indices, rows, position, interactions.first_z, rows_ahead)
+    prefetch_row(indptr, indices, rows, position, interactions.first_n, rows_ahead)
+
+
+_pass = pass_with_interactions(
+    "fm",
+    add_interactions=add_pairwise_margin,
+    step_interactions=step_factors,
+    prefetch_interactions=prefetch_factors,
+)
 
 
 class FMNumbaEngine(FactorizationEngine, LinearNumbaEngine):
@@ -210,18 +149,8 @@ class FMNumbaEngine(FactorizationEngine, LinearNumbaEngine):
     weights as the linear numba engine computes them."""
 
     def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
-        arguments, margins = pass_arguments(
-            state, parameters, X, targets, sample_weight, rows, undo
-        )
-        recorded = _pass(
-            *arguments,
-            (state.z_factors, state.n_factors),
-            compiled_rates(parameters.of_factors()),
-            float(parameters.factor_l2),
-        )
-        if undo is not None:
-            undo.recorded_in_row_order(recorded)
-        return margins
+        interactions = pass_factors(state, parameters, X, rows)
+        return learn(state, parameters, X, targets, sample_weight, rows, undo, interactions, _pass)
 
 
 ENGINE = FMNumbaEngine()

@@ -7,12 +7,13 @@ non-zeros, so that numba compiles it to machine code; its formulas are
 into contiguous row buffers, computed on by loops over the row padded to
 whole vectors (which compile to vector instructions with each element's
 operations those of the scalar code, so the bits are the same), and
-scattered back. The per-row steps (:func:`margin_of_row`,
-:func:`derivative_of_row`, :func:`step_row`) are the factorization
-machine's pass's too (:mod:`._fm_numba`). Importing this module needs numba.
+scattered back. A family that adds interaction terms to the linear model
+(the factorization machine, :mod:`._fm_numba`) learns with the same pass
+through its hooks. Importing this module needs numba.
 """
 
 import math
+import types
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from . import _compile, _math
 from ._compile import (
     clip,
     compile,
-    compile_inline,
     compiled_rates,
     longest_row,
     padded,
@@ -34,137 +34,41 @@ from ._compile import (
 )
 from ._linear_numpy import LinearNumpyEngine
 
-
-@compile
-def row_buffers(K, longest):
-    """The buffers of a row's coordinates, for rows of at most ``longest`` non-zeros.
-
-    A tuple: the row's values; each output's old z and n (in float64), rate
-    roots and weights, kept for the step; their new z and n, scattered back
-    after it; the intercepts' rate roots and weights; the row's margins and
-    loss derivatives. Each output's row is contiguous. The loops over the row
-    padded to whole vectors (see VECTOR_LANES) compute on finite values: zeros
-    and ones at first, then the rows before's.
-    """
-    size = padded(longest)
-    return (
-        np.zeros(size),
-        np.zeros((K, size)),
-        np.ones((K, size)),
-        np.empty((K, size)),
-        np.empty((K, size)),
-        np.empty((K, size)),
-        np.empty((K, size)),
-        np.empty(K),
-        np.empty(K),
-        np.empty(K),
-        np.empty(K),
-    )
+# ------------------------------------------------ the interactions' hooks
+# A family whose model is the linear model plus terms of interacting features
+# (the factorization machine) has a compiled pass of its own made from this
+# one by pass_with_interactions: the same function, in which the three hooks
+# below are the family's functions (compiled with inline="always", so that
+# numba inlines them), given the family's ``interactions`` record (a
+# NamedTuple of its state, rates and row buffers). The linear model's pass
+# gets None, for which its calls to the hooks compile to nothing. The linear
+# model's per-row steps are written in the pass itself rather than as inlined
+# functions of their own: numba would take a reference to each of their
+# arrays at every row, a cost as large as the arithmetic of a short row.
 
 
-@compile_inline
-def margin_of_row(K, start, end, indices, data, state, rates, buffers, undo, recorded):
-    """Gather the row's coordinates into ``buffers`` and compute its margins
-    ``x . w + b`` (summed in the order of the row; a sum that overflows is
-    recomputed by _math.rescaled_margin).
-
-    ``state`` is the tuple (z_by_feature, n_by_feature, z_intercept,
-    n_intercept), the first two of shape (F, K); ``undo`` None for no record,
-    else an UndoLog's ``old``, into whose first two arrays (K, size) the old z
-    and n of each non-zero are recorded, from index ``recorded`` on.
-    """
-    learning_rate, beta, l1, l2, power = rates
-    z_by_feature, n_by_feature, z_intercept, n_intercept = state
-    row_x, row_z, row_n, row_root_n, row_weights, _, _ = buffers[:7]
-    intercept_root_n, intercept_weights, margin = buffers[7:10]
-    count = end - start
-    for i in range(count):
-        row_x[i] = data[start + i]
-    for k in range(K):
-        for i in range(count):
-            column = indices[start + i]
-            # A float32 state is computed on in float64, as in the numpy engine.
-            row_z[k, i] = z_by_feature[column, k]
-            row_n[k, i] = n_by_feature[column, k]
-        if undo is not None:
-            for i in range(count):
-                undo[0][k, recorded + i] = row_z[k, i]
-                undo[1][k, recorded + i] = row_n[k, i]
-        for i in range(padded(count)):
-            row_root_n[k, i] = rate_root(row_n[k, i], power)
-            row_weights[k, i] = weight(row_z[k, i], row_root_n[k, i], learning_rate, beta, l1, l2)
-        intercept_root_n[k] = rate_root(n_intercept[k], power)
-        intercept_weights[k] = weight(
-            z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
-        )
-        total = 0.0
-        for i in range(count):
-            total += row_x[i] * row_weights[k, i]
-        total += intercept_weights[k]
-        if not math.isfinite(total):
-            total = rescaled_margin(row_x[:count], row_weights[k, :count], intercept_weights[k])
-        margin[k] = total
+def add_interactions(interactions, K, start, end, indices, data, margin):
+    """Add the row's interaction terms (its non-zeros ``start:end`` of
+    ``indices`` and ``data``) to its ``margin`` (K,), from the coordinates
+    before the row, keeping what the step needs in ``interactions``."""
+    raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
-@compile_inline
-def derivative_of_row(K, loss_code, epsilon, target, sample_weight, buffers):
-    """The loss derivative in each of the row's margins, times its weight,
-    into the buffers' derivatives."""
-    margin, derivative = buffers[9], buffers[10]
-    if K == 1:
-        derivative[0] = scalar_derivative(loss_code, margin[0], target, epsilon)
-    else:
-        softmax_derivative(margin, target, derivative)
-    for k in range(K):
-        derivative[k] = clip(derivative[k] * sample_weight, _math.LARGEST)
+def step_interactions(
+    interactions, K, start, end, indices, data, derivative, bound, smallest_n, undo, recorded
+):
+    """The step of the row's interaction coordinates from its loss
+    ``derivative`` (K,) times its weight. ``undo`` is None for no record, else
+    an UndoLog's ``old``: each non-zero's old coordinates are recorded first,
+    at index ``recorded`` on, in its arrays that follow the linear model's
+    two."""
+    raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
-@compile_inline
-def step_row(K, start, end, indices, state, rates, fit_intercept, bound, smallest_n, buffers):
-    """The step of each of the row's coordinates and of the intercepts, from
-    the buffers :func:`margin_of_row` and :func:`derivative_of_row` filled.
-
-    A row's coordinates are distinct (canonical CSR): each one's step reads
-    only its own state, in any order of outputs and columns.
-    """
-    learning_rate, _, _, _, power = rates
-    z_by_feature, n_by_feature, z_intercept, n_intercept = state
-    row_x, row_z, row_n, row_root_n, row_weights, new_z, new_n = buffers[:7]
-    intercept_root_n, intercept_weights, _, derivative = buffers[7:]
-    count = end - start
-    for k in range(K):
-        row_derivative = derivative[k]
-        for i in range(padded(count)):
-            gradient = clip(row_x[i] * row_derivative, bound)
-            new_z[k, i], new_n[k, i] = step(
-                row_z[k, i],
-                row_n[k, i],
-                row_root_n[k, i],
-                row_weights[k, i],
-                gradient,
-                gradient * gradient,
-                learning_rate,
-                power,
-                smallest_n,
-            )
-        for i in range(count):
-            column = indices[start + i]
-            z_by_feature[column, k] = new_z[k, i]
-            n_by_feature[column, k] = new_n[k, i]
-    if fit_intercept:
-        for k in range(K):
-            gradient = clip(derivative[k], bound)
-            z_intercept[k], n_intercept[k] = step(
-                z_intercept[k],
-                n_intercept[k],
-                intercept_root_n[k],
-                intercept_weights[k],
-                gradient,
-                gradient * gradient,
-                learning_rate,
-                power,
-                0.0,  # the intercept's state is float64
-            )
+def prefetch_interactions(interactions, indptr, indices, rows, position, rows_ahead):
+    """Prefetch the interaction coordinates of the row ``rows_ahead`` after
+    ``position`` (see _compile.prefetch_row)."""
+    raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
 @compile
@@ -186,43 +90,197 @@ def _pass(
     several_outputs,
     rows_ahead,
     undo,
+    interactions,
 ):
     """The pass over ``rows``: each row's margins into ``margins`` (len(rows), K),
     then its step. Returns the number of records in ``undo``.
 
-    ``state`` and ``undo`` are :func:`margin_of_row`'s; ``rates`` the tuple
+    ``state`` is the tuple (z_by_feature, n_by_feature, z_intercept,
+    n_intercept), the first two of shape (F, K); ``rates`` the tuple
     (learning_rate, beta, l1, l2, learning_rate_power). ``several_outputs``
     is None for one output: numba then compiles a version in which K is the
     constant 1, and its loops over outputs disappear. ``rows_ahead`` is None
-    for no prefetching (pruned when compiled, too).
+    for no prefetching (pruned when compiled, too). ``undo`` is None for no
+    record, else an UndoLog's ``old``, into whose first two arrays (K, size)
+    the old z and n of each non-zero are recorded before its step, in the
+    order of the rows (UndoLog.recorded_in_row_order). ``interactions`` is
+    None for the linear model, else a family's record (see the hooks above).
     """
-    K = 1 if several_outputs is None else state[0].shape[1]
-    buffers = row_buffers(K, longest_row(indptr, rows))
+    if several_outputs is None:
+        K = 1
+    else:
+        K = state[0].shape[1]
+    learning_rate, beta, l1, l2, power = rates
+    z_by_feature, n_by_feature, z_intercept, n_intercept = state
+    # The row's coordinates, gathered: their values and old z and n (in
+    # float64), the rate roots and weights of the margin, kept for the step,
+    # and their new z and n, scattered back after it. Each output's row is
+    # contiguous, so that the loops computing them, having no sum and no
+    # indirect access, compile to vector instructions (each element's
+    # operations are those of the scalar code, so the bits are the same).
+    # Those loops run over the row padded to whole vectors (see VECTOR_LANES),
+    # on finite values: zeros and ones at first, then the rows before's.
+    padded_longest = padded(longest_row(indptr, rows))
+    row_z = np.zeros((K, padded_longest))
+    row_n = np.ones((K, padded_longest))
+    row_x = np.zeros(padded_longest)
+    row_root_n = np.empty((K, padded_longest))
+    row_weights = np.empty((K, padded_longest))
+    new_z = np.empty((K, padded_longest))
+    new_n = np.empty((K, padded_longest))
+    intercept_root_n = np.empty(K)
+    intercept_weights = np.empty(K)
+    margin = np.empty(K)
+    derivative = np.empty(K)
     # One address per feature prefetched: the first output's z (the others
-    # and n share or neighbour its cache line).
-    first_z = state[0][:, 0]
+    # and n share or neighbour its cache line, see _math.new_state).
+    first_z = z_by_feature[:, 0]
     recorded = 0
     for position in range(rows.shape[0]):
         if rows_ahead is not None:
             prefetch_row(indptr, indices, rows, position, first_z, rows_ahead)
+            if interactions is not None:
+                prefetch_interactions(interactions, indptr, indices, rows, position, rows_ahead)
         row = rows[position]
         start, end = indptr[row], indptr[row + 1]
-        margin_of_row(K, start, end, indices, data, state, rates, buffers, undo, recorded)
+
+        # The margin x . w + b, summed in the order of the row; a sum that
+        # overflows is recomputed by _math.rescaled_margin.
+        count = end - start
+        padded_count = padded(count)
+        for i in range(count):
+            row_x[i] = data[start + i]
         for k in range(K):
-            margins[position, k] = buffers[9][k]
-        derivative_of_row(K, loss_code, epsilon, targets[row], sample_weight[row], buffers)
-        step_row(K, start, end, indices, state, rates, fit_intercept, bound, smallest_n, buffers)
+            for i in range(count):
+                column = indices[start + i]
+                # A float32 state is computed on in float64, as in the numpy engine.
+                row_z[k, i] = z_by_feature[column, k]
+                row_n[k, i] = n_by_feature[column, k]
+            if undo is not None:
+                for i in range(count):
+                    undo[0][k, recorded + i] = row_z[k, i]
+                    undo[1][k, recorded + i] = row_n[k, i]
+            for i in range(padded_count):
+                row_root_n[k, i] = rate_root(row_n[k, i], power)
+                row_weights[k, i] = weight(
+                    row_z[k, i], row_root_n[k, i], learning_rate, beta, l1, l2
+                )
+            intercept_root_n[k] = rate_root(n_intercept[k], power)
+            intercept_weights[k] = weight(
+                z_intercept[k], intercept_root_n[k], learning_rate, beta, 0.0, 0.0
+            )
+            total = 0.0
+            for i in range(count):
+                total += row_x[i] * row_weights[k, i]
+            total += intercept_weights[k]
+            if not math.isfinite(total):
+                total = rescaled_margin(
+                    row_x[:count], row_weights[k, :count], intercept_weights[k]
+                )
+            margin[k] = total
+        if interactions is not None:
+            add_interactions(interactions, K, start, end, indices, data, margin)
+        for k in range(K):
+            margins[position, k] = margin[k]
+
+        # The loss derivative in each margin, times the row's weight.
+        if K == 1:
+            derivative[0] = scalar_derivative(loss_code, margin[0], targets[row], epsilon)
+        else:
+            softmax_derivative(margin, targets[row], derivative)
+        for k in range(K):
+            derivative[k] = clip(derivative[k] * sample_weight[row], _math.LARGEST)
+
+        # The steps.
+        if interactions is not None:
+            step_interactions(
+                interactions,
+                K,
+                start,
+                end,
+                indices,
+                data,
+                derivative,
+                bound,
+                smallest_n,
+                undo,
+                recorded,
+            )
+        # A row's coordinates are distinct (canonical CSR): each one's step
+        # reads only its own state, in any order of outputs and columns.
+        for k in range(K):
+            row_derivative = derivative[k]
+            for i in range(padded_count):
+                gradient = clip(row_x[i] * row_derivative, bound)
+                new_z[k, i], new_n[k, i] = step(
+                    row_z[k, i],
+                    row_n[k, i],
+                    row_root_n[k, i],
+                    row_weights[k, i],
+                    gradient,
+                    gradient * gradient,
+                    learning_rate,
+                    power,
+                    smallest_n,
+                )
+            for i in range(count):
+                column = indices[start + i]
+                z_by_feature[column, k] = new_z[k, i]
+                n_by_feature[column, k] = new_n[k, i]
         if undo is not None:
-            recorded += end - start
+            recorded += count
+        if fit_intercept:
+            for k in range(K):
+                gradient = clip(derivative[k], bound)
+                z_intercept[k], n_intercept[k] = step(
+                    z_intercept[k],
+                    n_intercept[k],
+                    intercept_root_n[k],
+                    intercept_weights[k],
+                    gradient,
+                    gradient * gradient,
+                    learning_rate,
+                    power,
+                    0.0,  # the intercept's state is float64
+                )
     return recorded
 
 
-def pass_arguments(state, parameters, X, targets, sample_weight, rows, undo):
-    """The compiled passes' arguments shared by every family, in their order,
-    and the margins array they write into."""
+def pass_with_interactions(family, **hooks):
+    """The pass compiled with a family's ``hooks`` (its functions for
+    :func:`add_interactions`, :func:`step_interactions` and
+    :func:`prefetch_interactions`, compiled with inline="always"): the same
+    function, its hooks' names bound to the family's, numba inlining them as
+    it compiles. Named ``_pass_<family>``, it has a cache of its own. (numba
+    caches no function that takes another as an argument, and inlines none.)
+    Its cache is checked against this file only: after changing a family's
+    hooks, clear the cache (``__pycache__``, or ``NUMBA_CACHE_DIR``)."""
+    function = _pass.py_func
+    name = f"_pass_{family}"
+    hooked = types.FunctionType(
+        function.__code__, {**function.__globals__, **hooks}, name, function.__defaults__
+    )
+    hooked.__qualname__ = name
+    return compile(hooked)
+
+
+def learn(
+    state,
+    parameters,
+    X,
+    targets,
+    sample_weight,
+    rows,
+    undo=None,
+    interactions=None,
+    compiled_pass=_pass,
+):
+    """One exact pass over ``rows`` of ``X``, compiled, updating ``state`` (see
+    :mod:`skftrl._engines`); ``interactions`` is a family's record for the
+    hooks, or None."""
     z, n = state.z, state.n
     margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
-    arguments = (
+    recorded = compiled_pass(
         X.indptr,
         X.indices,
         X.data,
@@ -240,8 +298,11 @@ def pass_arguments(state, parameters, X, targets, sample_weight, rows, undo):
         None if z.shape[0] == 1 else True,
         _compile.rows_ahead(state),
         None if undo is None else undo.old,
+        interactions,
     )
-    return arguments, margins
+    if undo is not None:
+        undo.recorded_in_row_order(recorded)
+    return margins
 
 
 @compile
@@ -261,13 +322,7 @@ class LinearNumbaEngine(LinearNumpyEngine):
     whole_weights_cost = 1 / 16
 
     def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
-        arguments, margins = pass_arguments(
-            state, parameters, X, targets, sample_weight, rows, undo
-        )
-        recorded = _pass(*arguments)
-        if undo is not None:
-            undo.recorded_in_row_order(recorded)
-        return margins
+        return learn(state, parameters, X, targets, sample_weight, rows, undo)
 
     def weights(self, state, parameters):
         """One compiled pass over the state: numpy needs several (a mask,

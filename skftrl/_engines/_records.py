@@ -1,11 +1,12 @@
 """The records of each model family: its hyper-parameters and its learned state,
 and the factorization machine's initial factors.
 
-A state record is a NamedTuple of arrays. Those of more than one dimension
-are per feature, with the features on axis 1 (``(K, F)`` or ``(K, F, k)``);
-the one-dimensional ones are per output (``(K,)``). The undo logs, state
-copies and checkpoints of :mod:`._undo` rely on that alone, whatever the
-family. A :class:`Family` names the engines of one family; the package's
+A state record is a NamedTuple of arrays. Its learned arrays are floats:
+those of more than one dimension are per feature, with the features on axis
+1 (``(K, F)`` or ``(K, F, k)``), the one-dimensional ones per output
+(``(K,)``); an integer array is a constant of the state, which no pass
+changes. The undo logs, state copies and checkpoints of :mod:`._undo` rely on
+that alone, whatever the family. A :class:`Family` names the engines of one family; the package's
 ``FAMILIES`` registers each (docs: developers, "Adding a model family").
 """
 

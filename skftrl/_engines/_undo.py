@@ -1,8 +1,10 @@
 """What puts a state back: undo logs, state copies and column copies, for every family.
 
-A state record (:mod:`._records`) holds per-feature arrays, features on axis
-1, and per-output arrays of one dimension; nothing here knows more of it than
-that, so that a family needs no log of its own.
+A state record (:mod:`._records`) holds learned arrays (floats): per-feature
+arrays, features on axis 1, and per-output arrays of one dimension; nothing
+here knows more of it than that, so that a family needs no log of its own. An
+integer array of a state is a constant of it (a field-aware FM's field of
+each feature), which no pass changes: the logs and copies leave it out.
 
 - :func:`undo_record` makes what puts a state back if a training call fails
   after a pass (the estimators' ``unchanged_on_error``): an :class:`UndoLog`
@@ -16,14 +18,19 @@ import numpy as np
 from ._rows import nonzeros_of_rows
 
 
+def learned(state):
+    """The state's learned arrays (floats), in its order."""
+    return [array for array in state if array.dtype.kind == "f"]
+
+
 def per_feature(state):
-    """The state's per-feature arrays (features on axis 1), in its order."""
-    return [array for array in state if array.ndim > 1]
+    """The state's learned per-feature arrays (features on axis 1), in its order."""
+    return [array for array in learned(state) if array.ndim > 1]
 
 
 def per_output(state):
-    """The state's per-output arrays (one dimension), in its order."""
-    return [array for array in state if array.ndim == 1]
+    """The state's learned per-output arrays (one dimension), in its order."""
+    return [array for array in learned(state) if array.ndim == 1]
 
 
 def writable(array):
@@ -107,19 +114,19 @@ class UndoLog:
 
 
 class StateCopy:
-    """A copy of every array of a state, made before a pass, to put back on
+    """A copy of every learned array of a state, made before a pass, to put back on
     failure: the record :func:`undo_record` makes instead of an
     :class:`UndoLog` when it is no larger. The pass then records nothing."""
 
     def __init__(self, state, X, rows):
         self.state, self.X, self.rows = state, X, rows
-        self.copies = [array.copy() for array in state]
+        self.copies = [array.copy() for array in learned(state)]
 
     def covers(self, X, rows):
         return X is self.X and rows is self.rows
 
     def restore(self):
-        for array, copy in zip(self.state, self.copies):
+        for array, copy in zip(learned(self.state), self.copies):
             writable(array)[...] = copy
 
 
@@ -151,18 +158,20 @@ class ColumnCopy:
 
     def __init__(self, state, columns):
         self.columns = columns
-        self.arrays = [array[:, columns] if array.ndim > 1 else array.copy() for array in state]
+        self.arrays = [
+            array[:, columns] if array.ndim > 1 else array.copy() for array in learned(state)
+        ]
 
     def keep(self, state):
         """Copy ``state`` into the copy."""
-        for kept, array in zip(self.arrays, state):
+        for kept, array in zip(self.arrays, learned(state)):
             # Not np.take(..., out=): on strided state views it copies the
             # whole array first.
             kept[...] = array[:, self.columns] if array.ndim > 1 else array
 
     def restore(self, state):
         """Write the copy back into ``state`` (writable arrays)."""
-        for kept, array in zip(self.arrays, state):
+        for kept, array in zip(self.arrays, learned(state)):
             if array.ndim > 1:
                 array[:, self.columns] = kept
             else:
