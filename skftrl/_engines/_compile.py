@@ -51,9 +51,9 @@ def _can_cache():
 # adds a branch raising ZeroDivisionError to every division.
 CACHE = _can_cache()
 compile = njit(cache=CACHE, error_model="numpy")
-# A pass's per-row steps, inlined into the pass by numba itself: their loops
-# then fold the pass's constants (one output: K = 1), and numba takes no
-# reference to their arrays at each row, as it does for a call.
+# A family's hooks of the compiled pass (_linear_numba.pass_with_interactions),
+# inlined into the pass by numba itself: their loops then fold the pass's
+# constants (one output: K = 1), and no call is made at each row.
 compile_inline = njit(cache=CACHE, error_model="numpy", inline="always")
 
 # ---------------------------------------------------- the compiled formulas
