@@ -402,8 +402,8 @@ class BaseFTRL(BaseEstimator):
 
         scikit-learn's ``_fit_context`` checks them only on the first
         ``partial_fit``, yet ``set_params`` may change them between calls;
-        checking every call costs about 1 ms, as much as learning thousands
-        of rows. So the values last checked are kept, and a changed one is
+        checking every call would cost as much as learning a small batch of
+        rows. So the values last checked are kept, and a changed one is
         checked again. Values are compared with their types: 64.0 equals 64,
         but is not a valid ``batch_size``.
         """
