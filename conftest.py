@@ -4,7 +4,8 @@ numba, and skftrl/torch needs torch."""
 import importlib.util
 
 NUMBA_MODULES = [
-    "skftrl/_engines/_numba_exact.py",
+    "skftrl/_engines/_compile.py",
+    "skftrl/_engines/_linear_numba.py",
     "skftrl/_engines/_fm_numba.py",
     "skftrl/_readers/_libsvm_numba.py",
 ]

@@ -16,12 +16,12 @@ import time
 import numpy as np
 from bench_peers import COMMON, make_click_stream
 
-import skftrl._engines._numba_exact as numba_exact
+import skftrl._engines._compile as numba_compile
 from skftrl import FTRLClassifier
 
 
 def seconds_to_learn(X, y, prefetch):
-    numba_exact.PREFETCH_STATE_BYTES = 0 if prefetch else 2**62
+    numba_compile.PREFETCH_STATE_BYTES = 0 if prefetch else 2**62
     model = FTRLClassifier(engine="numba", **COMMON)
     began = time.perf_counter()
     model.partial_fit(X, y, classes=[0, 1])

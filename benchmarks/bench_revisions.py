@@ -11,8 +11,11 @@ hits them alike. Printed: rows/s (median of ``--repeats``), the median of
 the repeats' after/before ratios, and the ratio to ``SGDClassifier``.
 
     python benchmarks/bench_revisions.py BEFORE AFTER [--repeats 7]
-        [--datasets a9a,w8a,synthetic] [--learners "numba b=1,numpy b=64"]
+        [--datasets a9a,w8a,synthetic] [--learners "numba b=1,FM numpy b=64"]
         [--synthetic-rows 300000] [--data-dir DIR]
+
+The learners are FTRLClassifier's and, labelled "FM ...", FMClassifier's
+(8 components); predict_proba is FTRLClassifier's.
 """
 
 import argparse
@@ -32,13 +35,20 @@ from sklearn.linear_model import SGDClassifier
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_peers import chunked, load_dataset
 
+# FTRLClassifier's, then FMClassifier's (labels starting "FM").
 LEARNERS = {
     "numpy b=1": {"engine": "numpy"},
     "numpy b=64": {"engine": "numpy", "batch_size": 64},
     "numba b=1": {"engine": "numba"},
     "numba b=1 f32": {"engine": "numba", "dtype": np.float32},
+    "FM numpy b=1": {"engine": "numpy"},
+    "FM numpy b=64": {"engine": "numpy", "batch_size": 64},
+    "FM numba b=1": {"engine": "numba"},
+    "FM numba b=1 f32": {"engine": "numba", "dtype": np.float32},
 }
 FTRL = {"learning_rate": 0.1, "beta": 1.0, "l1": 1.0, "l2": 0.0}
+# The factorization machines' own parameters (their defaults, with a seed).
+FM = {"n_components": 8, "random_state": 0}
 
 
 def export(revision, directory):
@@ -78,6 +88,9 @@ def main():
         "--numpy-rows", type=int, default=30_000, help="rows of the per-row numpy pass"
     )
     parser.add_argument(
+        "--fm-numpy-rows", type=int, default=10_000, help="rows of the FM's per-row numpy pass"
+    )
+    parser.add_argument(
         "--data-dir", type=Path, default=Path(__file__).parents[2] / "shared" / "data"
     )
     args = parser.parse_args()
@@ -92,6 +105,8 @@ def main():
         )
         for name in args.datasets.split(","):
             ds = load_dataset(name, args)
+            if ds is None:  # its file is missing (a note was printed)
+                continue
             classes = np.unique(ds.y_train)
             chunks = chunked(ds.X_train, ds.y_train, args.chunk_size)
             print(f"\n{name}: {ds.X_train.shape[0]:,} rows, {ds.X_train.shape[1]:,} columns")
@@ -104,15 +119,21 @@ def main():
             for label in args.learners.split(","):
                 params = LEARNERS[label]
                 rows = chunks
-                if label == "numpy b=1":  # about 40,000 rows/s: a part of the rows
+                # The per-row numpy passes are slow: a part of the rows.
+                part = {"numpy b=1": args.numpy_rows, "FM numpy b=1": args.fm_numpy_rows}
+                if label in part:
                     rows = chunked(
-                        ds.X_train[: args.numpy_rows],
-                        ds.y_train[: args.numpy_rows],
-                        args.chunk_size,
+                        ds.X_train[: part[label]], ds.y_train[: part[label]], args.chunk_size
                     )
                 n_rows = sum(X.shape[0] for X, _ in rows)
+                fm = label.startswith("FM")
+                model, model_params = ("FMClassifier", FM) if fm else ("FTRLClassifier", {})
                 makes = {
-                    side: (lambda p=package, params=params: p.FTRLClassifier(**FTRL, **params))
+                    side: (
+                        lambda p=package, params=params, model=model, extra=model_params: getattr(
+                            p, model
+                        )(**FTRL, **extra, **params)
+                    )
                     for side, package in packages.items()
                 }
                 for make in makes.values():  # compilation and caches, untimed

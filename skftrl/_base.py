@@ -1,5 +1,10 @@
-"""Logic shared by FTRLClassifier and FTRLRegressor: parameters, input
-validation, the state, the training passes, and the linear scores."""
+"""Logic shared by every estimator: parameters, the state and its persistence,
+the training passes and their transaction, early stopping, and the scores.
+
+A model family's estimators (the factorization machines, :mod:`._fm`) add to
+:class:`BaseFTRL` their family's name, state record, parameters, fresh state
+and the initial values of what they save compactly (docs: developers,
+"Adding a model family")."""
 
 import contextvars
 import functools
@@ -7,7 +12,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
@@ -20,10 +24,9 @@ from sklearn.utils.validation import (
 )
 
 from ._engines import (
+    ColumnCopy,
     LinearState,
     Parameters,
-    UndoLog,
-    check_engine,
     get_engine,
     new_state,
     prediction_engine,
@@ -31,10 +34,14 @@ from ._engines import (
 )
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
+from ._engines._undo import writable
 from ._stopping import EarlyStopping
-
-# Feature matrices are accepted in these dtypes without conversion.
-FLOAT_DTYPES = (np.float64, np.float32)
+from ._validation import (
+    FLOAT_DTYPES,
+    as_canonical_csr,
+    check_sparse_indices,
+    finite_check_of_huge_values,
+)
 
 
 class _TrainingCall:
@@ -110,85 +117,6 @@ def put_touched_coordinates(touched, z, n):
     z[where], n[where] = touched["z"], touched["n"]
 
 
-def as_canonical_csr(X):
-    """CSR with sorted, summed column indices; the caller's matrix is never modified.
-
-    Dense input becomes CSR so that training touches only non-zero values.
-    """
-    if not sp.issparse(X):
-        return sp.csr_matrix(X)
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
-
-
-# scikit-learn checks that input is finite by summing it first: values of
-# both signs near the largest float sum to inf - inf, which warns of an
-# invalid value although every value is finite.
-_FINITE_CHECK_OF_HUGE_VALUES = functools.partial(np.errstate, over="ignore", invalid="ignore")
-
-# The unsigned integer type of each size in bytes, to see indices as unsigned.
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def check_sparse_indices(X):
-    """Raise a ValueError if the index arrays of a sparse ``X`` point outside it.
-
-    scipy checks a matrix's ``indptr`` only when it is built, and never the
-    range of its indices; they can also be assigned afterwards. An index
-    outside ``[0, n_features)`` would make a pass write outside the state
-    (numba) or update the wrong feature (numpy's negative indexing), and
-    scipy's own conversion of a CSC or COO matrix would read outside its
-    arrays. So this runs before anything else reads them: one pass over the
-    stored indices (O(nnz)), and one over ``indptr``.
-    """
-    if not sp.issparse(X):
-        return
-    fmt = X.format
-    if fmt == "coo":
-        n_stored = len(X.data)
-        # Row and column indices, each with the dimension it indexes.
-        bounds = zip(X.coords, X.shape)
-    elif fmt in ("csr", "csc", "bsr"):
-        n_major, n_minor = X.shape if fmt != "csc" else X.shape[::-1]
-        if fmt == "bsr":
-            n_major, n_minor = n_major // X.blocksize[0], n_minor // X.blocksize[1]
-        indptr = X.indptr
-        n_stored = min(len(X.indices), len(X.data))
-        if (
-            indptr.dtype.kind not in "iu"
-            or indptr.shape != (n_major + 1,)
-            or indptr[0] != 0
-            or indptr[-1] > n_stored
-            or (indptr[1:] < indptr[:-1]).any()
-        ):
-            raise ValueError(
-                f"X is a malformed {fmt.upper()} matrix: its indptr must be "
-                f"{n_major + 1} non-decreasing integers from 0 to at most {n_stored}, "
-                "the length of its indices and data; fix it, or check it with "
-                "X.check_format()."
-            )
-        n_stored = int(indptr[-1])
-        bounds = [(X.indices, n_minor)]
-    else:
-        return  # lil, dok, dia: converted by scipy through checked indexing
-    for indices, size in bounds:
-        if indices.dtype.kind not in "iu":
-            raise ValueError(
-                f"X is a malformed {fmt.upper()} matrix: its indices must be "
-                f"integers; got dtype {indices.dtype}."
-            )
-        indices = indices[:n_stored]
-        # Seen as unsigned, a negative index is above any size: one reduction.
-        if indices.size and indices.view(_UNSIGNED[indices.itemsize]).max() >= size:
-            raise ValueError(
-                f"X is a malformed {fmt.upper()} matrix: its indices must lie in "
-                f"[0, {size}), and range from {indices.min()} to {indices.max()}; "
-                "fix it, or check it with X.check_format()."
-            )
-
-
 def _read_only(array):
     """``array``, made read-only: the exposed state, which the kept weights
     were computed from, can then change only through a training pass."""
@@ -196,18 +124,9 @@ def _read_only(array):
     return array
 
 
-def _writable(array):
-    """A writable view of the state array ``array``, for a training pass."""
-    view = array.view()
-    view.flags.writeable = True
-    return view
-
-
-def _stored_state(z, n):
-    """Read-only copies of ``z`` and ``n`` in one buffer, as ``new_state`` lays them out."""
-    z_copy, n_copy = new_state(*z.shape, z.dtype)
-    z_copy[...], n_copy[...] = z, n
-    return _read_only(z_copy), _read_only(n_copy)
+def _linear_layout(shape, dtype):
+    """A new ``(z, n)`` of ``shape`` (K, F) as :func:`new_state` lays them out."""
+    return new_state(*shape, dtype)
 
 
 @functools.cache
@@ -217,48 +136,41 @@ def _param_names(estimator_class):
 
 
 class StateCheckpoint:
-    """A copy of an estimator's state for the features ``columns`` (every
-    per-feature array of its state, features on axis 1), of its per-output
-    arrays and of its records of training, made once and copied into in
-    place: its size is the columns', not the whole width of a hashed model.
-    Restoring it is right when only those columns were learned from since."""
+    """A copy of an estimator's state for the features ``columns`` and of its
+    records of training (:class:`~._engines.ColumnCopy`), made once and copied
+    into in place. Restoring it is right when only those columns were learned
+    from since."""
 
     def __init__(self, estimator, columns):
-        self.estimator, self.columns = estimator, columns
-        self.arrays = [
-            array[:, columns] if array.ndim > 1 else array.copy() for array in estimator._state()
-        ]
+        self.estimator = estimator
+        self.copy = ColumnCopy(estimator._state(), columns)
         self.n_samples_seen = estimator.n_samples_seen_
         self.n_loss_curve = len(estimator.loss_curve_)
 
     def keep(self):
         """Copy the estimator's current state into the checkpoint."""
-        estimator, columns = self.estimator, self.columns
-        for kept, array in zip(self.arrays, estimator._state()):
-            # Not np.take(..., out=): on strided state views it copies the
-            # whole array first.
-            kept[...] = array[:, columns] if array.ndim > 1 else array
-        self.n_samples_seen = estimator.n_samples_seen_
-        self.n_loss_curve = len(estimator.loss_curve_)
+        self.copy.keep(self.estimator._state())
+        self.n_samples_seen = self.estimator.n_samples_seen_
+        self.n_loss_curve = len(self.estimator.loss_curve_)
 
     def restore(self):
         """Put the estimator back as it was when the state was kept."""
-        estimator, columns = self.estimator, self.columns
+        estimator = self.estimator
         estimator._cache().clear()  # the kept weights are those of another state
-        for kept, array in zip(self.arrays, estimator._writable_state()):
-            if array.ndim > 1:
-                array[:, columns] = kept
-            else:
-                array[...] = kept
+        self.copy.restore(estimator._writable_state())
         estimator.n_samples_seen_ = self.n_samples_seen
         del estimator.loss_curve_[self.n_loss_curve :]
 
 
 class BaseFTRL(BaseEstimator):
-    """Hyper-parameters, state and training loop of both FTRL estimators."""
+    """Hyper-parameters, state and training loop of every estimator."""
 
     # Whether validate_data should require (and convert) numeric targets.
     _numeric_targets = True
+    # The model family (a key of skftrl._engines.FAMILIES) and its state
+    # record, whose field ``name`` is the attribute ``name_``.
+    _family = "linear"
+    _state_record = LinearState
 
     _parameter_constraints: dict = {
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -284,13 +196,25 @@ class BaseFTRL(BaseEstimator):
     # state's arrays record): _init_state records them, each pass checks them.
     _STATE_PARAMETERS = ("initial_accumulator_value",)
 
+    # The state's pairs of per-feature arrays as a saved model keeps them: the
+    # attributes of z and n, the saved entry of their touched coordinates, and
+    # their layout ``(shape, dtype) -> new (z, n)`` in one buffer.
+    _SAVED_PAIRS = (("z_", "n_", "_touched_state", _linear_layout),)
+
+    def _untouched(self, entry, shape, dtype):
+        """The ``(z, n)`` of the untouched coordinates of the pair saved as
+        ``entry``: scalars, or arrays of ``shape``; None when this model
+        cannot make them again."""
+        with np.errstate(over="ignore"):
+            return 0, np.dtype(dtype).type(self.initial_accumulator_value)
+
     def __getstate__(self):
         # A saved (pickled, joblib, skops) or deep-copied model keeps only the
         # coordinates training has touched, when that is smaller: its file
         # grows with the model's non-zero state, not with its width (2**20
         # hashed columns are 16 MB of float64 state, most of it untouched).
-        # Untouched means z = 0 and n = the value every n started from, both
-        # compared bit for bit, so that loading restores the exact state.
+        # Untouched means z and n equal the values they started from, compared
+        # bit for bit, so that loading restores the exact state.
         # A copy: object.__getstate__ may return the instance's own __dict__.
         state = dict(super().__getstate__())
         # Not part of the model: the kept weights, and the record of the
@@ -298,33 +222,48 @@ class BaseFTRL(BaseEstimator):
         # validates its parameters again on its first partial_fit).
         state.pop("_prediction_cache", None)
         state.pop("_checked_params", None)
-        if "z_" not in state:
-            return state
-        with np.errstate(over="ignore"):
-            fill = self.n_.dtype.type(self.initial_accumulator_value)
-        touched = touched_coordinates(self.z_, self.n_, 0, fill)
-        if touched is not None:
-            del state["z_"], state["n_"]
-            state["_touched_state"] = {**touched, "fill": np.asarray([fill], dtype=fill.dtype)}
+        for z_name, n_name, entry, _ in self._SAVED_PAIRS:
+            if z_name not in state:
+                continue
+            z, n = state[z_name], state[n_name]
+            untouched = self._untouched(entry, z.shape, z.dtype)
+            touched = None if untouched is None else touched_coordinates(z, n, *untouched)
+            if touched is not None:
+                del state[z_name], state[n_name]
+                if np.ndim(untouched[1]) == 0:  # the untouched n, as saved models hold it
+                    touched["fill"] = np.asarray([untouched[1]], dtype=z.dtype)
+                state[entry] = touched
         return state
 
     def __setstate__(self, state):
-        # pickle, copy.deepcopy and skops store z_ and n_ as two separate
+        # pickle, copy.deepcopy and skops store each z and n as two separate
         # arrays, or only their touched coordinates (see __getstate__): put
         # them back into one buffer, as _init_state makes them.
         state = dict(state)
-        touched = state.pop("_touched_state", None)
+        saved = {pair[2]: state.pop(pair[2]) for pair in self._SAVED_PAIRS if pair[2] in state}
         super().__setstate__(state)
-        if touched is not None:
-            shape = tuple(int(size) for size in touched["shape"])
-            z, n = new_state(*shape, touched["z"].dtype)
-            n[...] = touched["fill"][0]
-            put_touched_coordinates(touched, z, n)
-            self.z_, self.n_ = _read_only(z), _read_only(n)
-        elif "z_" in self.__dict__:
-            self.z_, self.n_ = _stored_state(self.z_, self.n_)
+        for z_name, n_name, entry, layout in self._SAVED_PAIRS:
+            if entry in saved:
+                touched = saved[entry]
+                shape = tuple(int(size) for size in touched["shape"])
+                z, n = layout(shape, touched["z"].dtype)
+                z[...], n[...] = self._untouched(entry, shape, z.dtype)
+                put_touched_coordinates(touched, z, n)
+                setattr(self, z_name, _read_only(z))
+                setattr(self, n_name, _read_only(n))
+            elif z_name in self.__dict__:
+                self._store_copy(z_name, n_name, layout)
         if "z_" in self.__dict__:
             self._prediction_cache = PredictionCache()
+
+    def _store_copy(self, z_name, n_name, layout):
+        """Replace the arrays ``z_name`` and ``n_name`` with read-only copies in
+        one buffer of ``layout``."""
+        z, n = getattr(self, z_name), getattr(self, n_name)
+        z_copy, n_copy = layout(z.shape, z.dtype)
+        z_copy[...], n_copy[...] = z, n
+        setattr(self, z_name, _read_only(z_copy))
+        setattr(self, n_name, _read_only(n_copy))
 
     def __copy__(self):
         """A shallow copy that shares no learned array or list with the original,
@@ -335,7 +274,8 @@ class BaseFTRL(BaseEstimator):
             if type(value) is list:
                 copied.__dict__[name] = list(value)
         if "z_" in self.__dict__:
-            copied.z_, copied.n_ = _stored_state(self.z_, self.n_)
+            for z_name, n_name, _, layout in self._SAVED_PAIRS:
+                copied._store_copy(z_name, n_name, layout)
             copied.z_intercept_ = self.z_intercept_.copy()
             copied.n_intercept_ = self.n_intercept_.copy()
             copied._prediction_cache = PredictionCache()
@@ -383,7 +323,9 @@ class BaseFTRL(BaseEstimator):
 
     def _state(self):
         """The learned state, as the engines take it (read-only arrays)."""
-        return LinearState(self.z_, self.n_, self.z_intercept_, self.n_intercept_)
+        return self._state_record(
+            *(getattr(self, f"{name}_") for name in self._state_record._fields)
+        )
 
     def _cache(self):
         """The model's prediction cache (a throwaway one for a state set by hand)."""
@@ -433,7 +375,7 @@ class BaseFTRL(BaseEstimator):
     def _validate_X_y(self, X, y, reset):
         """Validated canonical CSR X and 1-d y; ``reset`` starts a new model."""
         check_sparse_indices(X)
-        with _FINITE_CHECK_OF_HUGE_VALUES():
+        with finite_check_of_huge_values():
             X, y = validate_data(
                 self,
                 X,
@@ -448,7 +390,7 @@ class BaseFTRL(BaseEstimator):
     def _validate_X_predict(self, X):
         check_is_fitted(self)
         check_sparse_indices(X)
-        with _FINITE_CHECK_OF_HUGE_VALUES():
+        with finite_check_of_huge_values():
             return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
@@ -460,8 +402,8 @@ class BaseFTRL(BaseEstimator):
 
         scikit-learn's ``_fit_context`` checks them only on the first
         ``partial_fit``, yet ``set_params`` may change them between calls;
-        checking every call costs about 1 ms, as much as learning thousands
-        of rows. So the values last checked are kept, and a changed one is
+        checking every call would cost as much as learning a small batch of
+        rows. So the values last checked are kept, and a changed one is
         checked again. Values are compared with their types: 64.0 equals 64,
         but is not a valid ``batch_size``.
         """
@@ -477,20 +419,21 @@ class BaseFTRL(BaseEstimator):
         batch size (a ValueError) and of numba for ``engine="numba"`` (an
         ImportError)."""
         super()._validate_params()
-        check_engine(self.engine, self.batch_size)
+        self._engine()
 
     def _engine(self):
         """The engine of the training passes."""
-        return get_engine(self.engine, self.batch_size)
+        return get_engine(self._family, self.engine, self.batch_size)
 
     def _prediction_engine(self):
         """The engine whose weights and margins predictions use."""
-        return prediction_engine(self.engine)
+        return prediction_engine(self._family, self.engine)
 
     def _writable_state(self):
-        """The learned state with writable views of its arrays, for a pass."""
-        return LinearState(
-            _writable(self.z_), _writable(self.n_), self.z_intercept_, self.n_intercept_
+        """The learned state with writable views of its per-feature arrays, for
+        a pass (the per-output arrays are writable)."""
+        return self._state()._make(
+            writable(array) if array.ndim > 1 else array for array in self._state()
         )
 
     def _check_state_parameters(self):
@@ -514,9 +457,6 @@ class BaseFTRL(BaseEstimator):
                     f"{name} back."
                 )
 
-    # The log a pass records its steps in (see undo_record).
-    _undo_log_type = UndoLog
-
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = self._engine()
@@ -529,7 +469,7 @@ class BaseFTRL(BaseEstimator):
         # not restore.
         if call is not None and call.fresh_z is not self.z_:
             if not any(record.covers(X, rows) for record in call.undo_records):
-                record, undo = undo_record(state, X, rows, self._undo_log_type)
+                record, undo = undo_record(state, X, rows)
                 call.undo_records.append(record)
         # The weights kept for prediction go stale as the state changes; they
         # are dropped after the pass too, in case another thread predicted

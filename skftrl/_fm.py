@@ -2,8 +2,9 @@
 
 Each is its FTRL estimator plus the factors: the validation, the passes of
 fit and partial_fit, early stopping, warm start, loss_curve_ and persistence
-are the linear estimators'; this module adds the factors' parameters and
-state, the FM's pass and its margins (docs/fm_math.rst).
+are the linear estimators' (:mod:`._base`); this module adds the model family
+(``"fm"``, whose engines learn and score, docs/fm_math.rst), the factors'
+parameters, their fresh state and their initial values for compact saving.
 """
 
 from numbers import Integral, Real
@@ -12,31 +13,18 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _read_only, _writable, put_touched_coordinates, touched_coordinates
+from ._base import BaseFTRL, _read_only
 from ._classifier import FTRLClassifier
-from ._engines._fm_numpy import (
-    FMParameters,
-    FMState,
-    FMUndoLog,
-    empty_factor_state,
-    fm_prediction_engine,
-    get_fm_engine,
-    initial_factor_state,
-    new_factor_state,
-)
-from ._engines._math import weights_from_state
+from ._engines import FMParameters, FMState
+from ._engines._math import empty_factor_state, weights_from_state
+from ._engines._records import initial_factor_state, new_factor_state
 from ._regressor import FTRLRegressor
 
 
-def _stored_factors(z, n):
-    """Read-only copies of the factors' ``z`` and ``n`` in one buffer."""
-    z_copy, n_copy = empty_factor_state(z.shape, z.dtype)
-    z_copy[...], n_copy[...] = z, n
-    return _read_only(z_copy), _read_only(n_copy)
-
-
 class _FactorizationMachine:
-    """What a factorization machine adds to an FTRL estimator (a mixin)."""
+    """What a factorization machine adds to an FTRL estimator (a mixin): the
+    family's name and records, the factors' parameters, their fresh state and
+    their initial values for compact saving."""
 
     _fm_parameter_constraints: dict = {
         # The initial factors are stored through z with the proximal strength
@@ -47,44 +35,23 @@ class _FactorizationMachine:
         "factor_learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "factor_l2": [Interval(Real, 0, None, closed="left")],
     }
+    _family = "fm"
+    _state_record = FMState
+    # The factors are saved as the coordinates training has changed, when
+    # that is smaller: the untouched ones hold the random initial factors,
+    # drawn again on loading from the generator's state kept when they were
+    # first drawn.
+    _SAVED_PAIRS = (
+        *BaseFTRL._SAVED_PAIRS,
+        ("z_factors_", "n_factors_", "_touched_factors", empty_factor_state),
+    )
+    _STATE_PARAMETERS = ("initial_accumulator_value", "n_components", "init_stdev")
 
-    def __getstate__(self):
-        # As BaseFTRL's z_ and n_, the factors are saved as the coordinates
-        # training has changed, when that is smaller: the untouched ones hold
-        # the random initial factors, drawn again on loading from the
-        # generator's state kept when they were first drawn.
-        state = super().__getstate__()
-        record = state.get("_initial_factors")
-        if "z_factors_" not in state or record is None:
-            return state
-        z, n = self.z_factors_, self.n_factors_
-        touched = touched_coordinates(z, n, *initial_factor_state(record, z.shape, z.dtype))
-        if touched is not None:
-            del state["z_factors_"], state["n_factors_"]
-            state["_touched_factors"] = touched
-        return state
-
-    def __setstate__(self, state):
-        # As BaseFTRL's z_ and n_: the factors' z and n back into one buffer,
-        # the untouched ones drawn again (see __getstate__).
-        state = dict(state)
-        touched = state.pop("_touched_factors", None)
-        super().__setstate__(state)
-        if touched is not None:
-            shape = tuple(int(size) for size in touched["shape"])
-            z, n = initial_factor_state(self._initial_factors, shape, touched["z"].dtype)
-            put_touched_coordinates(touched, z, n)
-            self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
-        elif "z_factors_" in self.__dict__:
-            self.z_factors_, self.n_factors_ = _stored_factors(self.z_factors_, self.n_factors_)
-
-    def __copy__(self):
-        copied = super().__copy__()
-        if "z_factors_" in self.__dict__:
-            copied.z_factors_, copied.n_factors_ = _stored_factors(
-                self.z_factors_, self.n_factors_
-            )
-        return copied
+    def _untouched(self, entry, shape, dtype):
+        if entry != "_touched_factors":
+            return super()._untouched(entry, shape, dtype)
+        record = self._initial_factors
+        return None if record is None else initial_factor_state(record, shape, dtype)
 
     @property
     def components_(self):
@@ -113,28 +80,6 @@ class _FactorizationMachine:
         return FMParameters(
             **vars(linear), factor_learning_rate=factor_learning_rate, factor_l2=self.factor_l2
         )
-
-    def _state(self):
-        return FMState(*super()._state(), self.z_factors_, self.n_factors_)
-
-    def _writable_state(self):
-        return FMState(
-            *super()._writable_state(), _writable(self.z_factors_), _writable(self.n_factors_)
-        )
-
-    def _validate_params(self):
-        super()._validate_params()
-        get_fm_engine(self.engine, self.batch_size)
-
-    def _engine(self):
-        return get_fm_engine(self.engine, self.batch_size)
-
-    _undo_log_type = FMUndoLog
-
-    def _prediction_engine(self):
-        return fm_prediction_engine(self.engine)
-
-    _STATE_PARAMETERS = ("initial_accumulator_value", "n_components", "init_stdev")
 
     def _init_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""

@@ -1,5 +1,7 @@
 """Training cases whose final states were stored from the code before the engine
-layer was redesigned (commit edf8ee9), to prove the redesign changed no bit.
+layer was redesigned (commit edf8ee9; the factorization machines' cases from
+commit 4f9b6b9, before their engines were redesigned), to prove the redesign
+changed no bit.
 
 ``python tests/stored_states.py`` (from the repository's root) writes
 tests/data/engine_states.npz; tests/test_stored_states.py compares against it
@@ -27,6 +29,8 @@ import scipy.sparse as sp
 
 STORE = Path(__file__).parent / "data" / "engine_states.npz"
 STATE = ("z_", "n_", "z_intercept_", "n_intercept_", "loss_curve_")
+# A factorization machine's state adds its factors'.
+FM_STATE = (*STATE, "z_factors_", "n_factors_")
 LOSSES = ("log_loss", "multinomial", "squared_error", "huber", "poisson")
 # (engine, batch_size)
 ENGINES = (("numpy", 1), ("numba", 1), ("numpy", 4))
@@ -98,11 +102,42 @@ def cases():
             settings = dict(BASE, engine=engine, batch_size=batch_size, loss=loss)
             settings.update(changes)
             yield f"{engine}-b{batch_size}-{loss}-{corner}", settings
+    yield from fm_cases()
+
+
+# The settings of a factorization machine's case that its cases do not vary:
+# 3 components (numpy sums fewer than 8 in order) or 9 (8 or more pairwise).
+FM_BASE = dict(
+    family="fm", n_components=3, init_stdev=0.3, factor_learning_rate=None, factor_l2=0.03
+)
+
+
+def fm_cases():
+    """(name, settings) of every stored case of a factorization machine."""
+    for (engine, batch_size), loss, dtype, k in itertools.product(
+        ENGINES, LOSSES, ("float64", "float32"), (3, 9)
+    ):
+        name = f"fm-{engine}-b{batch_size}-{loss}-{dtype}-k{k}"
+        settings = dict(
+            BASE, **FM_BASE, engine=engine, batch_size=batch_size, loss=loss, dtype=dtype
+        )
+        yield name, dict(settings, n_components=k)
+    for (engine, batch_size), loss in itertools.product(ENGINES, LOSSES):
+        for corner, changes in (
+            ("own-rate", dict(factor_learning_rate=0.05, factor_l2=0.0, fit_intercept=False)),
+            ("initial", dict(initial=0.1, learning_rate_power=-0.7)),
+            ("unweighted32", dict(weighted=False, float32_input=True)),
+            ("huge", dict(scale=1e110)),
+            ("huge32", dict(scale=1e20, dtype="float32")),
+        ):
+            settings = dict(BASE, **FM_BASE, engine=engine, batch_size=batch_size, loss=loss)
+            settings.update(changes)
+            yield f"fm-{engine}-b{batch_size}-{loss}-{corner}", settings
 
 
 def train(settings, seed=0):
     """The model of a case, after four partial_fit calls of uneven sizes."""
-    from skftrl import FTRLClassifier, FTRLRegressor
+    from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 
     loss = settings["loss"]
     X, y, sample_weight = make_data(loss, seed, settings["scale"], settings["float32_input"])
@@ -128,11 +163,17 @@ def train(settings, seed=0):
         n_iter_no_change=5,
         validation_fraction=0.1,
     )
+    classifier, regressor = FTRLClassifier, FTRLRegressor
+    if settings.get("family") == "fm":
+        classifier, regressor = FMClassifier, FMRegressor
+        common.update(
+            {name: settings[name] for name in FM_BASE if name != "family"},
+        )
     if loss in ("log_loss", "multinomial"):
-        model = FTRLClassifier(class_weight=None, **common)
+        model = classifier(class_weight=None, **common)
         extra = {"classes": np.unique(y)}
     else:
-        model = FTRLRegressor(loss=loss, epsilon=0.7, **common)
+        model = regressor(loss=loss, epsilon=0.7, **common)
         extra = {}
     for part in (slice(0, 1), slice(1, 13), slice(13, 30), slice(30, N_ROWS)):
         weights = None if sample_weight is None else sample_weight[part]
@@ -142,7 +183,8 @@ def train(settings, seed=0):
 
 def flat_state(model):
     """The model's state and loss curve, one float64 vector (float32 converts exactly)."""
-    return np.concatenate([np.ravel(getattr(model, name)).astype(np.float64) for name in STATE])
+    names = FM_STATE if hasattr(model, "z_factors_") else STATE
+    return np.concatenate([np.ravel(getattr(model, name)).astype(np.float64) for name in names])
 
 
 def states(one_at_a_time=False):
@@ -151,15 +193,15 @@ def states(one_at_a_time=False):
     cases, their passes preparing one row or batch per block."""
     import importlib.util
 
-    from skftrl._engines import _numpy_exact
+    from skftrl._engines import _rows
 
     engines = {"numpy"} if one_at_a_time else {"numpy", "numba"}
     if importlib.util.find_spec("numba") is None:
         engines.discard("numba")
-    block = _numpy_exact.BLOCK_NONZEROS
+    block = _rows.BLOCK_NONZEROS
     if one_at_a_time:
-        _numpy_exact.BLOCK_NONZEROS = 1
-        assert _numpy_exact.rows_per_block(sp.csr_matrix(np.ones((4, 4))), 3) == 3
+        _rows.BLOCK_NONZEROS = 1
+        assert _rows.rows_per_block(sp.csr_matrix(np.ones((4, 4))), 3) == 3
     arrays = {}
     try:
         for name, settings in cases():
@@ -168,7 +210,7 @@ def states(one_at_a_time=False):
                 arrays[name] = flat_state(model)
                 arrays[f"dtype/{name}"] = np.array([str(model.z_.dtype), str(model.n_.dtype)])
     finally:
-        _numpy_exact.BLOCK_NONZEROS = block
+        _rows.BLOCK_NONZEROS = block
     return arrays
 
 

@@ -10,7 +10,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
 from conftest import HAS_NUMBA, assert_same, snapshot
-from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 
 RNG = np.random.RandomState(0)
 X = RNG.normal(size=(30, 5))
@@ -523,20 +523,67 @@ def test_numba_engine_without_numba_changes_nothing(make, monkeypatch):
     """engine="numba" when numba cannot be imported: the ImportError says how
     to install it, and the model (fresh or fitted) is left as it was."""
     import skftrl._engines
-    from skftrl._engines import _numba_engine
+    from skftrl._engines import _compiled_engine
 
     model = make().set_params(engine="numba")
-    monkeypatch.setitem(sys.modules, "skftrl._engines._numba_exact", None)  # its import fails
-    monkeypatch.delattr(skftrl._engines, "_numba_exact", raising=False)
+    monkeypatch.setitem(sys.modules, "skftrl._engines._linear_numba", None)  # its import fails
+    monkeypatch.delattr(skftrl._engines, "_linear_numba", raising=False)
     # The outcome of the import is cached per process: forget it before and after.
-    _numba_engine.cache_clear()
+    _compiled_engine.cache_clear()
     try:
         before = snapshot(model)
         with pytest.raises(ImportError, match=r"pip install 'skftrl\[fast\]'"):
             model.partial_fit(X, Y_CLASS, classes=["a", "b"])
         assert_same(before, snapshot(model))
     finally:
-        _numba_engine.cache_clear()
+        _compiled_engine.cache_clear()
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
+@pytest.mark.parametrize("make", [FMClassifier, FMRegressor])
+def test_fm_auto_engine_falls_back_when_numba_fails_to_load(make, monkeypatch):
+    """numba importing, but skftrl's compiled modules failing to load with
+    another error than an ImportError (here numba's compiler raising an
+    OSError): a factorization machine with engine="auto" learns with numpy
+    after one warning, as the linear estimators do; engine="numba" raises
+    the ImportError that says how to install it, and changes nothing."""
+    import warnings
+
+    import numba
+
+    import skftrl._engines
+    from skftrl._engines import _compiled_engine
+
+    def failing_njit(*args, **kwargs):
+        raise OSError("no executable memory")
+
+    # The compiled modules are loaded again, with numba's compiler failing.
+    for name in ("_compile", "_linear_numba", "_fm_numba"):
+        monkeypatch.delitem(sys.modules, f"skftrl._engines.{name}", raising=False)
+        monkeypatch.delattr(skftrl._engines, name, raising=False)
+    monkeypatch.setattr(numba, "njit", failing_njit)
+    y = Y_CLASS if make is FMClassifier else np.arange(len(Y_CLASS), dtype=float)
+    fit_kwargs = {"classes": ["a", "b"]} if make is FMClassifier else {}
+    _compiled_engine.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            auto = make(random_state=0).partial_fit(X, y, **fit_kwargs)
+            auto.predict(X)
+        refused = make(engine="numba", random_state=0)
+        before = snapshot(refused)
+        with pytest.raises(ImportError, match=r"pip install 'skftrl\[fast\]'"):
+            refused.partial_fit(X, y, **fit_kwargs)
+        assert_same(before, snapshot(refused))
+    finally:
+        _compiled_engine.cache_clear()
+    assert [str(w.message) for w in caught] == [
+        "numba is installed, but skftrl's numba engine failed to load "
+        "(OSError('no executable memory')); the numpy engine is used instead."
+    ]
+    expected = make(engine="numpy", random_state=0).partial_fit(X, y, **fit_kwargs)
+    assert np.array_equal(auto.z_factors_, expected.z_factors_)
+    assert np.array_equal(auto.z_, expected.z_)
 
 
 # ------------------------------------------------- malformed sparse matrices

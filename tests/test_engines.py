@@ -150,7 +150,7 @@ def test_compiled_kernel_is_cached_across_processes():
         "import numpy as np\nfrom skftrl import FTRLClassifier\n"
         "FTRLClassifier(engine='numba').fit(np.eye(4), [0, 1, 0, 1])\n"  # one output
         "FTRLClassifier(engine='numba').fit(np.eye(3), [0, 1, 2])\n"  # three
-        "from skftrl._engines._numba_exact import _pass\n"
+        "from skftrl._engines._linear_numba import _pass\n"
         "stats = _pass.stats\n"
         "print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))"
     )
@@ -187,8 +187,10 @@ def test_compiled_weights_equal_the_numpy_weights(hyper, order, dtype):
     z, n = z.astype(dtype), n.astype(dtype)
     state = LinearState(z, n, np.zeros(3), np.zeros(3))
     parameters = Parameters(loss=get_loss("multinomial"), **hyper)
-    compiled = get_engine("numba").weights(state, parameters)
-    assert_allclose(compiled, get_engine("numpy").weights(state, parameters), **TOLERANCE)
+    compiled = get_engine("linear", "numba").weights(state, parameters)
+    assert_allclose(
+        compiled, get_engine("linear", "numpy").weights(state, parameters), **TOLERANCE
+    )
 
 
 @needs_numba
@@ -197,7 +199,7 @@ def test_numba_prefetching_changes_nothing(load, monkeypatch):
     # On a state larger than the L2 cache, the numba pass prefetches each
     # row's coordinates a few rows early; the results must not change. Forced
     # on and off here (these states are small), on the same partial_fit calls.
-    import skftrl._engines._numba_exact as numba_kernel
+    import skftrl._engines._compile as numba_kernel
 
     X_train, y_train, _, _ = load()
     models = {}

@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
-from skftrl._engines._fm_numpy import pairwise_margins
+from skftrl._engines._math import pairwise_margins
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 

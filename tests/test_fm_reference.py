@@ -14,15 +14,10 @@ from test_reference import N_FEATURES, chunks, random_sparse
 
 from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor
-from skftrl._engines import get_loss
-from skftrl._engines._fm_batch import FMNumpyBatchEngine
-from skftrl._engines._fm_numpy import (
-    FM_NUMPY,
-    FMParameters,
-    FMState,
-    get_fm_engine,
-    new_factor_state,
-)
+from skftrl._engines import FMParameters, FMState, get_engine, get_loss
+from skftrl._engines._fm_batch import FMBatchEngine as FMNumpyBatchEngine
+from skftrl._engines._fm_numpy import ENGINE as FM_NUMPY
+from skftrl._engines._records import new_factor_state
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 K_COMPONENTS = 3
@@ -243,7 +238,7 @@ def test_the_mini_batch_pass_in_any_row_order(loss, batch_size):
 
     parameters = engine_parameters(hyper)
     state = fresh_state(n_outputs, parameters, hyper["init_stdev"])
-    # The mini-batch pass even for batch_size=1 (get_fm_engine would give the per-row one).
+    # The mini-batch pass even for batch_size=1 (get_engine would give the per-row one).
     margins = FMNumpyBatchEngine(batch_size, FM_NUMPY).learn(
         state, parameters, X, targets, sw, order
     )
@@ -358,7 +353,7 @@ def test_the_pass_margin_equals_the_explicit_pairwise_sum(fm_engine):
         l2=0.0,
         factor_learning_rate=0.5,
     )
-    margins = get_fm_engine(fm_engine["engine"], fm_engine["batch_size"]).learn(
+    margins = get_engine("fm", fm_engine["engine"], fm_engine["batch_size"]).learn(
         state, parameters, X, np.zeros(X.shape[0]), np.zeros(X.shape[0]), np.arange(X.shape[0])
     )
     assert_pairwise_sums(margins[:, 0], X, -z_factors * 0.5)

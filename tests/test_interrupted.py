@@ -148,9 +148,9 @@ def test_an_error_in_a_later_block_of_a_numpy_pass_leaves_the_model_as_it_was(
     # The numpy passes read their rows a block at a time (and the per-row
     # pass records the coordinates of each block before learning it): an
     # error many blocks into a pass must undo every block's changes.
-    from skftrl._engines import _math, _numpy_exact
+    from skftrl._engines import _linear_numpy, _math, _rows
 
-    monkeypatch.setattr(_numpy_exact, "BLOCK_NONZEROS", 200)
+    monkeypatch.setattr(_rows, "BLOCK_NONZEROS", 200)
     X, y, _, _ = load_dna()
     model = FTRLClassifier(engine="numpy", batch_size=batch_size, l1=0.5)
     model.partial_fit(X[:100], y[:100], classes=np.unique(y))
@@ -164,7 +164,7 @@ def test_an_error_in_a_later_block_of_a_numpy_pass_leaves_the_model_as_it_was(
         return update(*args, **kwargs)
 
     monkeypatch.setattr(_math, "update_coordinates", failing_update)
-    monkeypatch.setattr(_numpy_exact, "update_coordinates", failing_update)
+    monkeypatch.setattr(_linear_numpy, "update_coordinates", failing_update)
     with pytest.raises(RuntimeError, match="later block"):
         model.partial_fit(X[100:2000], y[100:2000])
     assert_same(before, snapshot(model))
@@ -188,7 +188,7 @@ def test_a_state_with_fewer_features_than_the_pass_has_non_zeros_is_copied_whole
         assert type(record) is expected
         assert log is (None if expected is StateCopy else record)
         if log is not None:
-            log.record(np.arange(5), z[:, :5].T.copy(), n[:, :5].T.copy())
+            log.record(np.arange(5))
         z[:, :5], n[:, :5], state.z_intercept[:] = 1.0, 2.0, 3.0
         record.restore()
         assert not z.any() and not n.any() and not state.z_intercept.any()

@@ -1,7 +1,8 @@
-"""Each formula of skftrl/_engines is written once per form: as a scalar
-function (which the numpy engines call on Python floats and the numba engine
-compiles) and over numpy arrays. The forms must give identical bits; the
-loss records' array and scalar forms agree to rounding. The formulas
+"""Each formula of skftrl/_engines (the factorization machine's too, at the
+end) is written once per form: as a scalar function (which the numpy engines
+call on Python floats and the numba engine compiles) and over numpy arrays.
+The forms must give identical bits; the loss records' array and scalar forms
+agree to rounding. The formulas
 themselves are checked against the paper's in tests/test_reference.py.
 
 The scalar forms' ``**`` and ``exp`` are the C library's. numpy's are too,
@@ -44,9 +45,9 @@ def scalar_forms():
     """The scalar formulas in Python, and compiled by numba when it is installed."""
     forms = {"python": (_math.rate_root_scalar, _math.weight, _math.step)}
     if HAS_NUMBA:
-        from skftrl._engines import _numba_exact as compiled
+        from skftrl._engines import _compile as compiled
 
-        forms["numba"] = (compiled._rate_root, compiled._weight, compiled._step)
+        forms["numba"] = (compiled.rate_root, compiled.weight, compiled.step)
     return forms
 
 
@@ -157,9 +158,9 @@ def test_the_unguarded_update_is_identical_where_its_promise_holds():
 def scalar_derivatives():
     forms = {"python": (_losses.scalar_derivative, _losses.softmax_derivative)}
     if HAS_NUMBA:
-        from skftrl._engines import _numba_exact as compiled
+        from skftrl._engines import _compile as compiled
 
-        forms["numba"] = (compiled._scalar_derivative, compiled._softmax_derivative)
+        forms["numba"] = (compiled.scalar_derivative, compiled.softmax_derivative)
     return forms
 
 
@@ -210,3 +211,83 @@ def test_loss_values_and_inverse_links_from_the_definitions():
     assert_allclose(get_loss("multinomial").value(three, np.array([0])), -np.log(softmax[0, 0]))
     with pytest.raises(ValueError, match="Unknown loss 'hinge'"):
         get_loss("hinge")
+
+
+# --------------------------------------------- the factorization machine's
+def fm_scalar_forms():
+    """The FM's scalar formulas in Python, and compiled by numba when installed."""
+    forms = {"python": (_math.factor_term, _math.pairwise_term_of_sums, _math.factor_gradient)}
+    if HAS_NUMBA:
+        from skftrl._engines import _compile as compiled
+
+        forms["numba"] = (
+            compiled.factor_term,
+            compiled.pairwise_term_of_sums,
+            compiled.factor_gradient,
+        )
+    return forms
+
+
+def fm_row(seed, n_components, size=30, n_outputs=2):
+    """A row's values and factors over many magnitudes (some terms clipped)."""
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=size) * 10.0 ** rng.integers(-5, 30, size=size)
+    values[:3] = [0.0, 1e60, -1e60]
+    factors = rng.normal(size=(size, n_outputs, n_components)) * 10.0 ** rng.integers(
+        -8, 30, size=(size, n_outputs, n_components)
+    )
+    return values, factors
+
+
+@pytest.mark.parametrize("form", fm_scalar_forms())
+def test_scalar_and_array_factor_terms_are_identical(form):
+    factor_term, _, _ = fm_scalar_forms()[form]
+    values, factors = fm_row(0, 5)
+    terms = _math.factor_terms(values, factors)
+    assert np.abs(terms).max() == _math.MAX_ABS_FACTOR_TERM  # some are clipped
+    for i, k, f in np.ndindex(terms.shape):
+        assert factor_term(values[i], factors[i, k, f]) == terms[i, k, f]
+
+
+@pytest.mark.parametrize("form", fm_scalar_forms())
+@pytest.mark.parametrize("n_components", [1, 3, 7, 8, 9, 20])
+def test_scalar_and_array_pairwise_terms_are_identical(n_components, form):
+    # Identical bits for fewer than 8 components. numpy sums 8 or more values
+    # along an array's last axis pairwise, not in order: there the forms (and
+    # so the numpy and numba engines) agree to rounding.
+    _, pairwise_term_of_sums, _ = fm_scalar_forms()[form]
+    values, factors = fm_row(1, n_components)
+    terms = _math.factor_terms(values, factors)
+    sums, squares = terms.sum(axis=0), (terms * terms).sum(axis=0)
+    expected = _math.pairwise_term(sums, squares)
+    got = np.array([pairwise_term_of_sums(sums[k], squares[k]) for k in range(len(sums))])
+    if n_components < 8:
+        assert np.array_equal(got, expected)
+    else:
+        assert_allclose(got, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("form", fm_scalar_forms())
+@pytest.mark.parametrize("factor_l2", [0.0, 0.03])
+@pytest.mark.parametrize("bound", [_math.MAX_ABS_GRADIENT, _math.MAX_ABS_GRADIENT_FLOAT32])
+def test_scalar_and_array_factor_gradients_are_identical(bound, factor_l2, form):
+    factor_term, _, factor_gradient = fm_scalar_forms()[form]
+    values, factors = fm_row(2, 4)
+    rng = np.random.default_rng(3)
+    derivative = rng.normal(size=factors.shape[1]) * 10.0 ** rng.integers(-3, 60, size=2)
+    with np.errstate(over="ignore"):
+        gradient = _math.clip_gradient(values[:, None] * derivative, bound)
+    terms = _math.factor_terms(values, factors)
+    sums = terms.sum(axis=0)
+    expected = _math.factor_gradients(gradient, sums, terms, factors, factor_l2, bound)
+    assert np.abs(expected).max() == bound  # some are clipped
+    for i, k, f in np.ndindex(expected.shape):
+        got = factor_gradient(
+            gradient[i, k],
+            sums[k, f],
+            factor_term(values[i], factors[i, k, f]),
+            factors[i, k, f],
+            factor_l2,
+            bound,
+        )
+        assert got == expected[i, k, f], (i, k, f)

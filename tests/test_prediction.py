@@ -16,7 +16,7 @@ from numpy.testing import assert_allclose
 from reference import _weight
 
 from skftrl import FTRLClassifier, FTRLRegressor
-from skftrl._engines import NumpyEngine
+from skftrl._engines._linear_numpy import LinearNumpyEngine as NumpyEngine
 
 HYPER = {"learning_rate": 0.3, "beta": 0.5, "l1": 0.05, "l2": 0.01}
 
@@ -86,7 +86,7 @@ def set_whole_weights_cost(monkeypatch, cost):
     """The cache's rule with this cost for every engine (the numba engine subclasses numpy's)."""
     monkeypatch.setattr(NumpyEngine, "whole_weights_cost", cost)
     try:
-        from skftrl._engines._numba_exact import NumbaEngine
+        from skftrl._engines._linear_numba import LinearNumbaEngine as NumbaEngine
     except ImportError:
         return
     monkeypatch.setattr(NumbaEngine, "whole_weights_cost", cost)

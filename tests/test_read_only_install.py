@@ -193,16 +193,17 @@ def test_auto_falls_back_to_numpy_with_one_warning_when_numba_fails_to_load(monk
     import numba
 
     import skftrl._engines
-    from skftrl._engines import _numba_engine
+    from skftrl._engines import _compiled_engine
 
     def failing_njit(*args, **kwargs):
         raise OSError("no executable memory")
 
     # The engine's module is loaded again, with numba's compiler failing.
-    monkeypatch.delitem(sys.modules, "skftrl._engines._numba_exact", raising=False)
-    monkeypatch.delattr(skftrl._engines, "_numba_exact", raising=False)
+    monkeypatch.delitem(sys.modules, "skftrl._engines._linear_numba", raising=False)
+    monkeypatch.delitem(sys.modules, "skftrl._engines._compile", raising=False)
+    monkeypatch.delattr(skftrl._engines, "_linear_numba", raising=False)
     monkeypatch.setattr(numba, "njit", failing_njit)
-    _numba_engine.cache_clear()
+    _compiled_engine.cache_clear()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -212,7 +213,7 @@ def test_auto_falls_back_to_numpy_with_one_warning_when_numba_fails_to_load(monk
         with pytest.raises(ImportError, match="engine='numba' needs numba"):
             FTRLClassifier(engine="numba").partial_fit(X, Y, classes=[0, 1])
     finally:
-        _numba_engine.cache_clear()
+        _compiled_engine.cache_clear()
     assert [str(w.message) for w in caught] == [
         "numba is installed, but skftrl's numba engine failed to load "
         "(OSError('no executable memory')); the numpy engine is used instead."

@@ -9,7 +9,9 @@ from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
 
 from skftrl import FTRLClassifier, FTRLRegressor
-from skftrl._engines import NUMPY, LinearState, NumpyBatchEngine, Parameters, get_loss
+from skftrl._engines import LinearState, Parameters, get_loss
+from skftrl._engines._linear_batch import LinearBatchEngine as NumpyBatchEngine
+from skftrl._engines._linear_numpy import ENGINE as NUMPY
 
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 N_FEATURES = 15

@@ -1,24 +1,76 @@
-"""One record per loss: derivative, value, inverse link, derivative bound.
+"""One record per loss: derivative, value, inverse link, derivative bound,
+target domain, and the scalar derivative.
 
-Passes, estimators and prediction all take the loss from here
-(:func:`get_loss`). Each record's array methods work on margins of shape
-``(n_rows, K)`` (``K = 1`` for every loss but multinomial). The compiled and
-per-row passes use the scalar forms below, which numba compiles unchanged:
-:func:`scalar_derivative` (by the record's ``code``) for the one-output losses,
-:func:`softmax_derivative` for the multinomial.
+Passes, estimators, prediction and the command line all take the loss from
+here (:func:`get_loss`, :data:`LOSSES`, :data:`REGRESSION_LOSSES`). Each
+record's array methods work on margins of shape ``(n_rows, K)`` (``K = 1``
+for every loss but multinomial). Its ``scalar_derivative`` is the same
+derivative of one row, on floats: a plain function that the numpy per-row
+pass calls and that numba compiles unchanged. A compiled pass cannot take a
+function as an argument (numba would not cache it), so it chooses the
+record's function by its ``code`` (:func:`scalar_derivative`).
 """
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import Callable, ClassVar, Optional
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
 
 from ._math import LARGEST, MAX_EXP_ARGUMENT, MAX_EXP_MARGIN
 
-# The records' codes, for the scalar forms.
+# The records' codes, for the compiled passes' choice of a scalar derivative.
 LOG_LOSS, MULTINOMIAL, SQUARED_ERROR, HUBER, POISSON = range(5)
+
+
+# ------------------------------------------------------------ scalar forms
+# ``dloss/dm`` of one row, on floats (numba compiles them too); ``epsilon`` is
+# the Huber threshold, which the others ignore.
+def log_loss_derivative(margin, target, epsilon):
+    """``sigmoid(m) - y``: 1 / (1 + exp(-m)), as scipy's expit; exp(-m) = inf gives 0."""
+    exp_minus_margin = math.exp(-margin) if margin > -MAX_EXP_ARGUMENT else math.inf
+    return 1.0 / (1.0 + exp_minus_margin) - target
+
+
+def squared_error_derivative(margin, target, epsilon):
+    """``m - y``."""
+    return margin - target
+
+
+def huber_derivative(margin, target, epsilon):
+    """``m - y`` clipped to ``[-epsilon, epsilon]``."""
+    return min(max(margin - target, -epsilon), epsilon)
+
+
+def poisson_derivative(margin, target, epsilon):
+    """``exp(m) - y``, the mean capped at ``exp(MAX_EXP_MARGIN)``."""
+    return math.exp(min(margin, MAX_EXP_MARGIN)) - target
+
+
+def softmax_derivative(margins, target, derivative):
+    """The multinomial ``dloss/dm`` of one row, written into ``derivative``
+    (shape (K,)); ``target`` is the class index. Plain loops, for numba."""
+    top = margins.max()
+    total = 0.0
+    for k in range(margins.shape[0]):
+        derivative[k] = math.exp(margins[k] - top)
+        total += derivative[k]
+    for k in range(margins.shape[0]):
+        derivative[k] /= total
+    derivative[int(target)] -= 1.0
+
+
+def scalar_derivative(code, margin, target, epsilon):
+    """The ``scalar_derivative`` of the one-output loss of ``code`` (its record's
+    :attr:`Loss.code`): the one choice by code, for the compiled passes."""
+    if code == LOG_LOSS:
+        return log_loss_derivative(margin, target, epsilon)
+    if code == SQUARED_ERROR:
+        return squared_error_derivative(margin, target, epsilon)
+    if code == HUBER:
+        return huber_derivative(margin, target, epsilon)
+    return poisson_derivative(margin, target, epsilon)  # POISSON
 
 
 @dataclass(frozen=True)
@@ -32,6 +84,9 @@ class Loss:
     epsilon: float = 0.0
     name: ClassVar[str]
     code: ClassVar[int]
+    # dloss/dm of one row on floats, ``(margin, target, epsilon) -> float``;
+    # the multinomial's writes its K values: ``(margins, target, out)``.
+    scalar_derivative: ClassVar[Callable]
     # The largest |dloss/dm|: gradients of a bounded loss need no clipping
     # when no weight times input can reach the clipping bound.
     derivative_bound: ClassVar[float] = math.inf
@@ -78,6 +133,7 @@ class LogLoss(ProbabilityLoss):
 
     name: ClassVar[str] = "log_loss"
     code: ClassVar[int] = LOG_LOSS
+    scalar_derivative: ClassVar[Callable] = staticmethod(log_loss_derivative)
 
     def derivative(self, margins, targets):
         return expit(margins) - targets[:, None]
@@ -112,6 +168,7 @@ class Multinomial(ProbabilityLoss):
 
     name: ClassVar[str] = "multinomial"
     code: ClassVar[int] = MULTINOMIAL
+    scalar_derivative: ClassVar[Callable] = staticmethod(softmax_derivative)
 
     def derivative(self, margins, targets):
         derivative = softmax(margins, axis=1)
@@ -138,6 +195,7 @@ class SquaredError(Loss):
 
     name: ClassVar[str] = "squared_error"
     code: ClassVar[int] = SQUARED_ERROR
+    scalar_derivative: ClassVar[Callable] = staticmethod(squared_error_derivative)
 
     def derivative(self, margins, targets):
         return margins - targets[:, None]
@@ -152,6 +210,7 @@ class Huber(Loss):
 
     name: ClassVar[str] = "huber"
     code: ClassVar[int] = HUBER
+    scalar_derivative: ClassVar[Callable] = staticmethod(huber_derivative)
 
     @property
     def derivative_bound(self):
@@ -178,6 +237,7 @@ class Poisson(Loss):
 
     name: ClassVar[str] = "poisson"
     code: ClassVar[int] = POISSON
+    scalar_derivative: ClassVar[Callable] = staticmethod(poisson_derivative)
     target_domain: ClassVar[Optional[str]] = "non-negative y (counts or rates)"
 
     def invalid_targets(self, targets):
@@ -208,33 +268,3 @@ def get_loss(name, epsilon=0.0):
     except KeyError:
         raise ValueError(f"Unknown loss {name!r}; expected one of {tuple(LOSSES)}.") from None
     return record(epsilon=float(epsilon) if record is Huber else 0.0)
-
-
-# ------------------------------------------------------------ scalar forms
-def scalar_derivative(code, margin, target, epsilon):
-    """``dloss/dm`` of one row of a one-output loss, on floats (numba compiles it too).
-
-    ``code`` is the record's :attr:`Loss.code` (not multinomial).
-    """
-    if code == LOG_LOSS:
-        # 1 / (1 + exp(-m)), as scipy's expit; exp(-m) = inf gives 0.
-        exp_minus_margin = math.exp(-margin) if margin > -MAX_EXP_ARGUMENT else math.inf
-        return 1.0 / (1.0 + exp_minus_margin) - target
-    if code == SQUARED_ERROR:
-        return margin - target
-    if code == HUBER:
-        return min(max(margin - target, -epsilon), epsilon)
-    return math.exp(min(margin, MAX_EXP_MARGIN)) - target  # POISSON
-
-
-def softmax_derivative(margins, target, derivative):
-    """The multinomial ``dloss/dm`` of one row, written into ``derivative``
-    (shape (K,)); ``target`` is the class index. Plain loops, for numba."""
-    top = margins.max()
-    total = 0.0
-    for k in range(margins.shape[0]):
-        derivative[k] = math.exp(margins[k] - top)
-        total += derivative[k]
-    for k in range(margins.shape[0]):
-        derivative[k] /= total
-    derivative[int(target)] -= 1.0

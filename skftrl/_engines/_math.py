@@ -1,8 +1,9 @@
-"""The FTRL-Proximal formulas and numeric guards, each written once.
+"""The FTRL-Proximal formulas, the factorization machine's, and the numeric
+guards, each written once.
 
-Every engine computes with these (docs: :doc:`algorithm`):
+Every engine computes with these (docs: :doc:`algorithm`, :doc:`fm_math`):
 
-- the state layout (:func:`new_state`);
+- the state layouts (:func:`new_state`, :func:`empty_factor_state`);
 - the closed-form weight, as a scalar formula (:func:`weight`) and over numpy
   arrays (:func:`weights`);
 - the per-coordinate step ``sigma``, ``z += g - sigma w``, ``n += g^2``, as a
@@ -10,17 +11,29 @@ Every engine computes with these (docs: :doc:`algorithm`):
 - the rate's root ``n ** -learning_rate_power`` (:func:`rate_root_scalar`,
   :func:`rate_root`);
 - the guards that keep a finite input's state finite (the constants below,
-  :func:`max_abs_gradient`, :func:`smallest_stored_n`, :func:`clip`).
+  :func:`max_abs_gradient`, :func:`smallest_stored_n`, :func:`clip`,
+  :func:`rescaled_margin`);
+- the intercepts' weights and steps (:func:`intercept_weights`,
+  :func:`step_intercepts`);
+- the factorization machine's clipped factor term ``v x``
+  (:func:`factor_term`, :func:`factor_terms`), pairwise term
+  (:func:`pairwise_term_of_sums`, :func:`pairwise_term`,
+  :func:`pairwise_margins`) and factor gradient
+  ``d x (s_f - v x) + factor_l2 v`` (:func:`factor_gradient`,
+  :func:`factor_gradients`); a factor's weight and step are :func:`weight`
+  and :func:`step` at the factors' rate, with no l1 or l2.
 
 The scalar formulas are plain Python on floats, calling nothing but ``math``
 and ``min``/``max``: the numpy engines use them for the intercepts (a few
 floats, for which Python arithmetic beats numpy calls), and the numba engine
-compiles these same functions (:mod:`skftrl._engines._numba_exact`). The array
+compiles these same functions (:mod:`._compile`). The array
 formulas make the same IEEE operations in the same order (up to negations,
 which round symmetrically), so both give identical bits wherever numpy's
 ``power`` and ``exp`` are the C library's; tests/test_math.py checks it on
 random and edge-case inputs. On a CPU with AVX-512, numpy computes them with
-vectorized loops of its own, which can differ in the last bit.
+vectorized loops of its own, which can differ in the last bit. One exception:
+numpy sums 8 or more values along an array's last axis pairwise, so the
+pairwise term of 8 or more components is the scalar form's to rounding.
 
 The paper's rate (``learning_rate_power = -0.5``) is passed to the scalar
 formulas as ``None`` (see :func:`compiled_power`): numba then removes the
@@ -32,6 +45,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 # ------------------------------------------------------------------ guards
 # exp() of a margin above this overflows float64 (exp(709.78) is the limit).
@@ -61,6 +75,12 @@ TINY = np.finfo(np.float64).tiny
 # (|g| < 2.6e-23), and with beta / learning_rate + l2 tiny but not 0, z over
 # that tiny denominator overflowed float32 and made the state inf and NaN.
 SMALLEST_N_FLOAT32 = float(np.finfo(np.float32).smallest_subnormal)
+
+# A factorization machine's term v_{i,f} x_i is clipped to this magnitude
+# before it is summed and squared, so that the pairwise term of any finite row
+# stays far inside float64 (its squares are at most 1e100 times the row's
+# non-zeros squared), and so do the margin and the squared-error loss of the row.
+MAX_ABS_FACTOR_TERM = 1e50
 
 FLOAT64 = np.dtype(np.float64)
 
@@ -107,6 +127,14 @@ def new_state(n_outputs, n_features, dtype, initial_n=0.0):
     if initial_n != 0:
         n[...] = initial_n
     return z, n
+
+
+def empty_factor_state(shape, dtype):
+    """Uninitialized ``(z, n)`` of the factors, each of ``shape`` (K, F, k), as
+    views of one buffer (as :func:`new_state`'s, so that the estimator can keep
+    the arrays read-only and still hand a writable view to a pass)."""
+    buffer = np.empty((2, *shape), dtype=dtype)
+    return buffer[0], buffer[1]
 
 
 def flat_state_and_weights(z, n):
@@ -272,6 +300,32 @@ def step_intercepts_by_derivatives(
     )
 
 
+def factor_term(value, factor):
+    """A factorization machine's term ``v_{i,f} x_i``, clipped to
+    :data:`MAX_ABS_FACTOR_TERM`."""
+    return clip(value * factor, MAX_ABS_FACTOR_TERM)
+
+
+def pairwise_term_of_sums(sums, squares):
+    """``1/2 sum_f (s_f^2 - sum_i v_{i,f}^2 x_i^2)`` of one output, in this order
+    (Rendle 2010, lemma 3.1), from the row's ``sums`` ``s_f`` and ``squares``
+    ``sum_i (v_{i,f} x_i)^2``, 1-d arrays of the k components."""
+    total = 0.0
+    for f in range(sums.shape[0]):
+        total += sums[f] * sums[f] - squares[f]
+    return 0.5 * total
+
+
+def factor_gradient(gradient, sum_f, term, factor, factor_l2, bound):
+    """``g_{v_{i,f}} = d x_i (s_f - v_{i,f} x_i) + factor_l2 v_{i,f}``, clipped to
+    ``bound``; ``gradient`` is the clipped ``d x_i``, ``term`` the
+    :func:`factor_term` of ``factor`` ``v_{i,f}``."""
+    result = gradient * (sum_f - term)
+    if factor_l2:
+        result += factor_l2 * factor
+    return clip(result, bound)
+
+
 # --------------------------------------------------- the array formulas
 def rate_root(n, learning_rate_power=PAPER_LEARNING_RATE_POWER):
     """:func:`rate_root_scalar` elementwise: ``sqrt(n)`` for the paper's -0.5 (or None)."""
@@ -396,3 +450,45 @@ def weights_from_state(z, n, parameters):
         constants(parameters),
     )
     return coef
+
+
+# ------------------------------------------ the factorization machine's
+def factor_terms(values, factors):
+    """:func:`factor_term` of non-zeros ``values`` (m,) with their factors
+    (m, K, k): shape (m, K, k)."""
+    terms = values[:, None, None] * factors
+    return clip_gradient(terms, MAX_ABS_FACTOR_TERM)
+
+
+def pairwise_term(sums, squares):
+    """:func:`pairwise_term_of_sums` over the last axis of ``sums`` and
+    ``squares`` (..., k): shape (...)."""
+    return 0.5 * (sums * sums - squares).sum(axis=-1)
+
+
+def factor_gradients(gradient, sums, terms, factors, factor_l2, bound):
+    """:func:`factor_gradient` of each non-zero, shape (m, K, k).
+
+    ``gradient`` is each non-zero's clipped ``d x_i`` (m, K); ``sums`` the
+    ``s_f`` of its row (broadcast to (m, K, k)); ``terms`` and ``factors``
+    its :func:`factor_terms` and ``v`` (m, K, k).
+    """
+    factor_gradient = gradient[:, :, None] * (sums - terms)
+    if factor_l2:
+        factor_gradient += factor_l2 * factors
+    return clip_gradient(factor_gradient, bound)
+
+
+def pairwise_margins(X, factors):
+    """The pairwise term of each row of ``X`` for each output: shape (n_samples, K).
+
+    :func:`pairwise_term` per output, with ``s = X V`` and the squares
+    ``(X * X) (V * V)``: two matrix products over all the rows at once
+    (unclipped: prediction computes in float64 without the pass's terms).
+    """
+    squared_X = X.multiply(X).tocsr() if sp.issparse(X) else X * X
+    pairwise = np.empty((X.shape[0], factors.shape[0]), dtype=np.float64)
+    for output, V in enumerate(factors):
+        sums = np.asarray(X @ V)
+        pairwise[:, output] = pairwise_term(sums, np.asarray(squared_X @ (V * V)))
+    return pairwise

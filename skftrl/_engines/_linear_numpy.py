@@ -1,9 +1,13 @@
-"""The exact per-row FTRL-Proximal pass in numpy: the reference engine.
+"""The exact per-row FTRL-Proximal pass in numpy, and the linear engine.
 
 Rows are learned one at a time in the order given: each row's margin comes
 from the weights left by the previous row, and only the row's non-zero
 coordinates (and the intercepts) are read and written. The formulas are
 :mod:`._math`'s and :mod:`._losses`'; this module only moves the state.
+
+A family whose model is the linear model plus pairwise interactions (the
+factorization machine) learns with this pass and its ``interactions``: see
+:func:`learn`.
 """
 
 import math
@@ -11,7 +15,6 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ._losses import scalar_derivative
 from ._math import (
     FLOAT64,
     LARGEST,
@@ -33,19 +36,30 @@ from ._math import (
     weights,
     weights_from_state,
 )
+from ._rows import nonzeros_of_rows, rows_per_block
 
 
-def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
+def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interactions=None):
     """One exact pass over ``rows`` of ``X``, updating ``state``; see :mod:`skftrl._engines`.
 
     Generic in the number of outputs K. With one output the state is taken
     as 1-d arrays, and the row's margin, loss derivative (the loss's scalar
     form) and intercept as Python floats: about half the numpy calls per row,
     and no lists, which is what a per-row pass spends its time on.
+
+    ``interactions``, for a family that adds terms to the linear model's
+    margin, is an object made for the pass over its state with two methods,
+    called for each row in turn: ``row_margins(columns, values)``, the
+    terms of the row's margins (shape (K,)) from its coordinates before the
+    row; then ``step(gradient)``, the step of those coordinates from each
+    non-zero's clipped gradient ``d x_i`` (shape (m, K)). ``state`` then
+    begins with the linear model's four arrays (the undo log records the
+    others too), and the pass runs as for several outputs, with the loss
+    record's array derivative.
     """
-    z, n, z_intercept, n_intercept = state
+    z, n, z_intercept, n_intercept = state[:4]
     n_outputs = z.shape[0]
-    single_output = n_outputs == 1
+    single_output = n_outputs == 1 and interactions is None
     # Rows of the transposes are features: gathering and scattering a row's
     # coordinates then indexes the first axis, which numpy does fastest.
     z_by_feature, n_by_feature = (z[0], n[0]) if single_output else (z.T, n.T)
@@ -61,7 +75,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     unguarded_gradient = max(1e-150, 1e-300 / parameters.learning_rate)
     # Python lists: indexing them per row is faster than indexing arrays.
     targets_list, weights_list = targets.tolist(), sample_weight.tolist()
-    loss, code, epsilon = parameters.loss, parameters.loss.code, parameters.loss.epsilon
+    loss, epsilon = parameters.loss, parameters.loss.epsilon
+    scalar_derivative = loss.scalar_derivative
     bound = max_abs_gradient(z.dtype)
     rates = constants(parameters)
     learning_rate, beta = parameters.learning_rate, parameters.beta
@@ -87,9 +102,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
             if undo is not None:
                 # Every coordinate the block may change, recorded before it
                 # starts: one gather costs far less than a record call per row.
-                undo.record(
-                    block_columns, z_by_feature[block_columns], n_by_feature[block_columns]
-                )
+                undo.record(block_columns)
             row_bounds = [0, *np.cumsum(row_lengths).tolist()]
             for i, row in enumerate(block_rows.tolist()):
                 position = block_start + i
@@ -113,7 +126,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                         margin = rescaled_margin(values, w_row, w_intercept)
                     single_margins.append(margin)
                     derivative = weights_list[row] * scalar_derivative(
-                        code, margin, targets_list[row], epsilon
+                        margin, targets_list[row], epsilon
                     )
                     if not bounded and abs(derivative) > LARGEST:
                         derivative = math.copysign(LARGEST, derivative)
@@ -130,6 +143,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                             rescaled_margin(values, w_row[:, k], w_intercept[k])
                             for k in range(n_outputs)
                         ]
+                    if interactions is not None:
+                        margin[0] += interactions.row_margins(columns, values)
                     derivative = (
                         sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
                     )
@@ -140,6 +155,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
                 # Clipping only when some |value * derivative| may exceed the bound.
                 if largest_derivative * largest_value > bound:
                     clip_gradient(gradient, bound)
+                if interactions is not None:
+                    interactions.step(gradient)
                 z_by_feature[columns], n_by_feature[columns] = update_coordinates(
                     z_row,
                     n_row,
@@ -180,40 +197,6 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None):
     if single_output:
         margins[:, 0] = single_margins
     return margins
-
-
-# The non-zeros a pass prepares at a time (their columns as intp, values,
-# rows): this bounds the memory it takes, to about 16 MiB.
-BLOCK_NONZEROS = 2**20
-
-
-def rows_per_block(X, batch_size=1):
-    """The rows of a block of about :data:`BLOCK_NONZEROS` non-zeros of ``X``,
-    a multiple of ``batch_size``."""
-    nonzeros_per_batch = max(1, round(X.nnz / max(X.shape[0], 1) * batch_size))
-    return batch_size * max(1, BLOCK_NONZEROS // nonzeros_per_batch)
-
-
-def nonzeros_of_rows(X, rows, consecutive=False):
-    """The non-zeros of ``rows`` (an array) of a CSR ``X``, in their order:
-    their columns (intp), their values, and each row's number of them.
-
-    The columns are converted to intp here, at once: numpy converts an int32
-    index array on every gather and scatter, which costs more than the
-    gather itself. ``consecutive`` promises that ``rows`` are a run (``r,
-    r + 1, ...``): their values are then a view of X's, without gathering.
-    """
-    indptr = X.indptr
-    if consecutive:
-        bounds = indptr[rows[0] : rows[-1] + 2]
-        positions, row_lengths = slice(bounds[0], bounds[-1]), np.diff(bounds)
-    else:
-        starts = indptr[rows]
-        row_lengths = indptr[rows + 1] - starts
-        # Each row's first position, less the number of non-zeros before it.
-        positions = np.repeat(starts - (np.cumsum(row_lengths) - row_lengths), row_lengths)
-        positions += np.arange(len(positions))
-    return X.indices[positions].astype(np.intp), X.data[positions], row_lengths
 
 
 def finite_margins(margins, X, coef, intercepts):
@@ -259,3 +242,40 @@ def margins_of_read_weights(X, state, parameters):
         shape=(X.shape[0], X.nnz),
     )
     return margins_from_weights(each_nonzero_apart, read_weights)
+
+
+class LinearNumpyEngine:
+    """The exact per-row pass and the weights in numpy: the reference engine.
+
+    Every engine has its interface (see :mod:`skftrl._engines`); the other
+    linear engines subclass it and replace ``learn`` or ``weights``.
+    """
+
+    name = "numpy"
+    # The prediction cache's rule (see _prediction.py): the cost of computing
+    # one weight of the whole state, relative to reading one non-zero's weight.
+    whole_weights_cost = 1 / 4
+
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
+        return learn(state, parameters, X, targets, sample_weight, rows, undo)
+
+    def weights(self, state, parameters):
+        return weights_from_state(state.z, state.n, parameters)
+
+    def margins(self, X, state, parameters, coef=None):
+        intercepts = intercept_weights(
+            state.z_intercept.tolist(), state.n_intercept.tolist(), parameters
+        )[0]
+        if coef is None:
+            margins = margins_of_read_weights(X, state, parameters)
+        else:
+            margins = margins_from_weights(X, coef)
+        margins += intercepts  # a new array, added to in place
+        if np.isfinite(margins).all():
+            return margins
+        # A sum of products overflowed: recomputed from rescaled products.
+        coef = self.weights(state, parameters) if coef is None else coef
+        return finite_margins(margins, X, coef, intercepts)
+
+
+ENGINE = LinearNumpyEngine()

@@ -1,4 +1,4 @@
-"""The mini-batch FTRL-Proximal pass in numpy (``batch_size > 1``).
+"""The mini-batch FTRL-Proximal pass in numpy (``batch_size > 1``), and its engine.
 
 All the margins of a batch are computed from the weights at its start; then
 each coordinate the batch touches adds the batch's summed gradient ``G`` to
@@ -7,10 +7,10 @@ each coordinate the batch touches adds the batch's summed gradient ``G`` to
 "Mini-batches"). ``batch_size=1`` is the exact pass, up to the rounding of sums.
 The formulas are :mod:`._math`'s and :mod:`._losses`'.
 
-A factorization machine's mini-batch pass is this pass plus its factors
-(:mod:`._fm_batch`): the same batches, margins, loss derivatives and linear
-steps, with the pairwise term added to each margin and the factors stepped
-from the same gradients (docs: :doc:`fm_math`, "Mini-batches").
+A family that adds terms to the linear model's margin learns with this pass
+and its ``interactions`` (see :func:`learn`): the factorization machine's
+(:mod:`._fm_batch`) adds the pairwise term to each margin and steps the
+factors from the same gradients (docs: :doc:`fm_math`, "Mini-batches").
 """
 
 import math
@@ -18,10 +18,13 @@ import math
 import numpy as np
 
 from . import _math
-from ._numpy_exact import nonzeros_of_rows, rows_per_block
+from ._linear_numpy import LinearNumpyEngine
+from ._rows import nonzeros_of_rows, rows_per_block
 
 
-def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=None, factors=None):
+def learn(
+    state, parameters, X, targets, sample_weight, rows, batch_size, undo=None, interactions=None
+):
     """One mini-batch pass over ``rows`` of ``X``, taken ``batch_size`` at a time
     in the order given, updating ``state``; see :mod:`skftrl._engines`.
 
@@ -30,12 +33,15 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
     allocated once per pass and never initialized, so that nothing of size
     n_features is passed over.
 
-    ``factors``, for a factorization machine, is its
-    :class:`~skftrl._engines._fm_batch.BatchFactors`: ``state`` then begins
-    with the linear model's four arrays, and each batch calls
-    ``factors.margins`` (the pairwise term of each row, from the factors at
-    the batch's start), ``factors.old_state`` (for ``undo``) and
-    ``factors.step`` (with each non-zero's clipped gradient ``d x_i``).
+    ``interactions``, for a family that adds terms to the linear model's
+    margin, is an object made for the pass over its state with two methods,
+    called for each batch in turn: ``batch_margins(touched, group_of_value,
+    row_of_value, values, n_batch)``, the terms of each of the batch's rows
+    (shape (n_batch, K)) from its coordinates at the batch's start (the
+    arguments are :meth:`_BatchReader.read`'s); then ``step(gradient)``, the
+    step of those coordinates from each non-zero's clipped gradient ``d x_i``
+    (shape (m, K)). ``state`` then begins with the linear model's four arrays
+    (the undo log records the others too).
     """
     z, n, z_intercept, n_intercept = state[:4]
     n_outputs = z.shape[0]
@@ -61,7 +67,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
     batches = _BatchReader(X, rows, batch_size, consecutive)
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     # Gradients beyond float64 are clipped and margins that overflow are
-    # recomputed (see _numpy_exact): those overflows do not warn.
+    # recomputed (see _linear_numpy): those overflows do not warn.
     with np.errstate(over="ignore", invalid="ignore"):
         for first in range(0, len(rows), batch_size):
             batch_rows = rows[first : first + batch_size]
@@ -87,8 +93,8 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
                 _rescale_margins(
                     batch_margins, values, w_touched, group_of_value, row_of_value, w_intercept
                 )
-            if factors is not None:
-                batch_margins += factors.margins(
+            if interactions is not None:
+                batch_margins += interactions.batch_margins(
                     touched, group_of_value, row_of_value, values, n_batch
                 )
             derivative = loss.derivative(batch_margins, targets[selected])
@@ -105,10 +111,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, batch_size, undo=N
             if clip:
                 _math.clip_gradient(gradient, bound)
             if undo is not None:
-                old_factors = () if factors is None else factors.old_state()
-                undo.record(touched, z_touched, n_state, *old_factors)
-            if factors is not None:
-                factors.step(gradient.reshape(len(values), n_outputs))
+                undo.record(touched)
+            if interactions is not None:
+                interactions.step(gradient.reshape(len(values), n_outputs))
             # Each touched column's summed gradient G and squared gradients Q,
             # summed over its non-zeros in row order.
             gradient_sum = sum_by_group(gradient, group_of_value, len(touched))
@@ -187,7 +192,7 @@ class _BatchReader:
     of touched columns are ever used.
 
     The batches' columns, values and rows are prepared a block of batches
-    at a time (:func:`._numpy_exact.rows_per_block`), in a few calls over the
+    at a time (:func:`._rows.rows_per_block`), in a few calls over the
     block: a batch then reads slices of them, and its per-batch numpy calls
     are only the grouping's.
     """
@@ -238,3 +243,20 @@ class _BatchReader:
         # Then each touched column's slot holds its group, for all its non-zeros.
         slot[touched] = positions[: len(touched)]
         return touched, slot[columns], self.row_of_value[start:end], self.values[start:end]
+
+
+class LinearBatchEngine(LinearNumpyEngine):
+    """The mini-batch pass; the weights as ``weights_engine`` (the family's
+    exact engine, numpy or numba) computes them."""
+
+    def __init__(self, batch_size, weights_engine):
+        self.batch_size = batch_size
+        self.weights_engine = weights_engine
+        self.name = weights_engine.name
+        self.whole_weights_cost = weights_engine.whole_weights_cost
+
+    def learn(self, state, parameters, X, targets, sample_weight, rows, undo=None):
+        return learn(state, parameters, X, targets, sample_weight, rows, self.batch_size, undo)
+
+    def weights(self, state, parameters):
+        return self.weights_engine.weights(state, parameters)
