@@ -59,7 +59,8 @@ def engine_name(estimator):
     mini-batch (``batch_size > 1``), whose pass runs in numpy."""
     if estimator.batch_size > 1:
         return "numpy"
-    return get_engine(estimator.engine, estimator.batch_size).name
+    family = "fm" if isinstance(estimator, (FMClassifier, FMRegressor)) else "linear"
+    return get_engine(family, estimator.engine, estimator.batch_size).name
 
 
 def make_estimator(args, initial):
