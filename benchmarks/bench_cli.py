@@ -13,20 +13,18 @@
    file (the numba-compiled parser and the numpy one, in this process, taking
    turns) and of training on the parsed chunks.
 2. Start-up: ``skftrl --version``, median wall time of 5 runs.
-3. CSV: rows/s of the reader (parse, hash, CSR) against the previous reader
-   (skftrl/_io.py at ``--previous``, read from git), on the bike sharing file
-   shipped in skftrl/_data repeated 20 times; the two CSR matrices must be equal.
+3. CSV: rows/s of the reader (parse, hash, CSR) on the bike sharing file
+   shipped in skftrl/_data repeated 20 times.
 4. Peak resident memory of ``skftrl train`` (``/usr/bin/time -v``) on 10**5
    and 10**6 rows of a9a drawn at random: flat in the file size.
 
 Every file is written to a temporary directory, deleted at the end.
 
-    python benchmarks/bench_cli.py [--repeats 3] [--previous edf8ee9]
+    python benchmarks/bench_cli.py [--repeats 3]
 """
 
 import argparse
 import gzip
-import importlib.util
 import os
 import re
 import resource
@@ -236,24 +234,7 @@ def startup(directory):
     )
 
 
-def previous_reader(commit, directory):
-    """skftrl/_io.py at ``commit``, imported as a module, or None."""
-    try:
-        source = subprocess.run(
-            ["git", "show", f"{commit}:skftrl/_io.py"], cwd=ROOT, check=True, capture_output=True
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    path = os.path.join(directory, "previous_io.py")
-    with open(path, "wb") as file:
-        file.write(source)
-    spec = importlib.util.spec_from_file_location("previous_io", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def csv_speed(directory, commit, repeats):
+def csv_speed(directory, repeats):
     from skftrl._readers._csv import read_csv
     from skftrl._readers._spec import CsvSpec
 
@@ -270,37 +251,15 @@ def csv_speed(directory, commit, repeats):
         if name != "cnt"
     }
     spec = CsvSpec("cnt", kinds, True, 20)
-    readers = {"now": lambda: list(read_csv(path, spec, 10_000))}
-    previous = previous_reader(commit, directory)
-    if previous is not None:
-        old_layout = {
-            "label_column": "cnt",
-            "kinds": kinds,
-            "numeric_labels": True,
-            "hash_bits": 20,
-        }
-        readers[f"previous ({commit})"] = lambda: list(previous.read_csv(path, old_layout, 10_000))
-    times = {name: [] for name in readers}
-    results = {}
+    measured = []
     for _ in range(repeats):
-        for name, read in readers.items():
-            began = time.perf_counter()
-            results[name] = read()
-            times[name].append(time.perf_counter() - began)
+        began = time.perf_counter()
+        list(read_csv(path, spec, 10_000))
+        measured.append(time.perf_counter() - began)
     print(
         f"3. CSV reader (parse, hash, CSR), bike sharing x 20 ({n_rows:,} rows), "
-        f"median of {repeats}:"
+        f"median of {repeats}: {n_rows / statistics.median(measured):,.0f} rows/s"
     )
-    for name, measured in times.items():
-        print(f"   {name:<20} {n_rows / statistics.median(measured):>10,.0f} rows/s")
-    if previous is None:
-        print("   (the previous reader could not be read from git)")
-    else:
-        same = all(
-            (a.X != b.X).nnz == 0 and np.array_equal(a.y, b.y)
-            for a, b in zip(*results.values(), strict=True)
-        )
-        print(f"   the same CSR matrices and labels: {same}")
 
 
 def memory(directory):
@@ -331,15 +290,12 @@ def memory(directory):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument(
-        "--previous", default="edf8ee9", help="git commit of the previous CSV reader"
-    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         end_to_end(directory, args.repeats)
         where_the_time_goes(directory, args.repeats)
         startup(directory)
-        csv_speed(directory, args.previous, args.repeats)
+        csv_speed(directory, args.repeats)
         memory(directory)
 
 

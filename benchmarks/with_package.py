@@ -2,7 +2,7 @@
 
 To time two versions with the same script, each in a process of its own:
 
-    git archive edf8ee9 skftrl | tar -x -C /tmp/before
+    git archive REVISION skftrl | tar -x -C /tmp/before
     python benchmarks/with_package.py /tmp/before benchmarks/bench_peers.py --repeats 5
     python benchmarks/with_package.py . benchmarks/bench_peers.py --repeats 5
 
