@@ -66,9 +66,11 @@ def pass_factors(state, parameters, X, rows):
 
 
 @compile_inline
-def add_pairwise_margin(interactions, K, start, end, indices, data, margin):
+def add_pairwise_margin(interactions, K, start, end, indices, data, margin, undo, recorded):
     """Add the row's pairwise term to each of its ``margin``, in O(k * nnz),
-    keeping the factors, their rate roots and the sums ``s_f`` for the step."""
+    keeping the factors, their rate roots and the sums ``s_f`` for the step;
+    the factors' old z and n recorded in ``undo``'s third and fourth arrays
+    (K, size, k) as they are read."""
     learning_rate, beta, _, _, power = interactions.rates
     z_factors, n_factors = interactions.z, interactions.n
     row_root_n, row_factors = interactions.row_root_n, interactions.row_factors
@@ -79,10 +81,12 @@ def add_pairwise_margin(interactions, K, start, end, indices, data, margin):
         column = indices[j]
         for k in range(K):
             for f in range(z_factors.shape[2]):
-                root_n = rate_root(np.float64(n_factors[k, column, f]), power)
-                factor = weight(
-                    np.float64(z_factors[k, column, f]), root_n, learning_rate, beta, 0.0, 0.0
-                )
+                z_old, n_old = z_factors[k, column, f], n_factors[k, column, f]
+                if undo is not None:
+                    undo[2][k, recorded + j - start, f] = z_old
+                    undo[3][k, recorded + j - start, f] = n_old
+                root_n = rate_root(np.float64(n_old), power)
+                factor = weight(np.float64(z_old), root_n, learning_rate, beta, 0.0, 0.0)
                 row_root_n[j - start, k, f] = root_n
                 row_factors[j - start, k, f] = factor
                 term = factor_term(data[j], factor)
@@ -93,11 +97,8 @@ def add_pairwise_margin(interactions, K, start, end, indices, data, margin):
 
 
 @compile_inline
-def step_factors(
-    interactions, K, start, end, indices, data, derivative, bound, smallest_n, undo, recorded
-):
-    """The z/n step of each factor of the row, their old z and n recorded first
-    in ``undo``'s third and fourth arrays (K, size, k)."""
+def step_factors(interactions, K, start, end, indices, data, derivative, bound, smallest_n):
+    """The z/n step of each factor of the row."""
     learning_rate, _, _, _, power = interactions.rates
     z_factors, n_factors = interactions.z, interactions.n
     row_root_n, row_factors = interactions.row_root_n, interactions.row_factors
@@ -108,9 +109,6 @@ def step_factors(
         for k in range(K):
             gradient = clip(value * derivative[k], bound)
             for f in range(z_factors.shape[2]):
-                if undo is not None:
-                    undo[2][k, recorded + j - start, f] = z_factors[k, column, f]
-                    undo[3][k, recorded + j - start, f] = n_factors[k, column, f]
                 factor = row_factors[j - start, k, f]
                 factor_step = factor_gradient(
                     gradient, sums[k, f], factor_term(value, factor), factor, factor_l2, bound

@@ -57,6 +57,10 @@ class PassFactors:
         self.factors = weights(self.z, self.root_n, self.rates)
         return self.factors
 
+    def gathered(self):
+        """The factors' z and n as :meth:`read` gathered them (columns first)."""
+        return self.z, self.n
+
     def update(self, gradient_sum, squared_sum):
         """The FTRL-Proximal step of the factors :meth:`read` read, with their
         summed gradients and squared gradients (m, K, k)."""

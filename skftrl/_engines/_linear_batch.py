@@ -34,14 +34,16 @@ def learn(
     n_features is passed over.
 
     ``interactions``, for a family that adds terms to the linear model's
-    margin, is an object made for the pass over its state with two methods,
+    margin, is an object made for the pass over its state with three methods,
     called for each batch in turn: ``batch_margins(touched, group_of_value,
     row_of_value, values, n_batch)``, the terms of each of the batch's rows
     (shape (n_batch, K)) from its coordinates at the batch's start (the
-    arguments are :meth:`_BatchReader.read`'s); then ``step(gradient)``, the
-    step of those coordinates from each non-zero's clipped gradient ``d x_i``
-    (shape (m, K)). ``state`` then begins with the linear model's four arrays
-    (the undo log records the others too).
+    arguments are :meth:`_BatchReader.read`'s); ``gathered()``, those
+    coordinates as it read them (one array per per-feature array of its
+    state, features first), which the undo log records; then
+    ``step(gradient)``, the step of those coordinates from each non-zero's
+    clipped gradient ``d x_i`` (shape (m, K)). ``state`` then begins with the
+    linear model's four arrays.
     """
     z, n, z_intercept, n_intercept = state[:4]
     n_outputs = z.shape[0]
@@ -111,7 +113,11 @@ def learn(
             if clip:
                 _math.clip_gradient(gradient, bound)
             if undo is not None:
-                undo.record(touched)
+                # The coordinates as the batch read them, before its step.
+                gathered = (z_touched, n_state)
+                if interactions is not None:
+                    gathered += interactions.gathered()
+                undo.record(touched, gathered)
             if interactions is not None:
                 interactions.step(gradient.reshape(len(values), n_outputs))
             # Each touched column's summed gradient G and squared gradients Q,

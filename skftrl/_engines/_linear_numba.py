@@ -47,21 +47,19 @@ from ._linear_numpy import LinearNumpyEngine
 # arrays at every row, a cost as large as the arithmetic of a short row.
 
 
-def add_interactions(interactions, K, start, end, indices, data, margin):
+def add_interactions(interactions, K, start, end, indices, data, margin, undo, recorded):
     """Add the row's interaction terms (its non-zeros ``start:end`` of
     ``indices`` and ``data``) to its ``margin`` (K,), from the coordinates
-    before the row, keeping what the step needs in ``interactions``."""
+    before the row, keeping what the step needs in ``interactions``. ``undo``
+    is None for no record, else an UndoLog's ``old``: the coordinates read are
+    recorded there as they are read (once, where they are already loaded), at
+    index ``recorded`` on, in its arrays that follow the linear model's two."""
     raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
-def step_interactions(
-    interactions, K, start, end, indices, data, derivative, bound, smallest_n, undo, recorded
-):
+def step_interactions(interactions, K, start, end, indices, data, derivative, bound, smallest_n):
     """The step of the row's interaction coordinates from its loss
-    ``derivative`` (K,) times its weight. ``undo`` is None for no record, else
-    an UndoLog's ``old``: each non-zero's old coordinates are recorded first,
-    at index ``recorded`` on, in its arrays that follow the linear model's
-    two."""
+    ``derivative`` (K,) times its weight."""
     raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
@@ -179,7 +177,7 @@ def _pass(
                 )
             margin[k] = total
         if interactions is not None:
-            add_interactions(interactions, K, start, end, indices, data, margin)
+            add_interactions(interactions, K, start, end, indices, data, margin, undo, recorded)
         for k in range(K):
             margins[position, k] = margin[k]
 
@@ -203,8 +201,6 @@ def _pass(
                 derivative,
                 bound,
                 smallest_n,
-                undo,
-                recorded,
             )
         # A row's coordinates are distinct (canonical CSR): each one's step
         # reads only its own state, in any order of outputs and columns.

@@ -77,14 +77,23 @@ class UndoLog:
     def covers(self, X, rows):
         return X is self.X and rows is self.rows
 
-    def record(self, columns):
-        """Record the current values of the features ``columns`` (m,), before a change."""
+    def record(self, columns, gathered=None):
+        """Record the current values of the features ``columns`` (m,), before a change.
+
+        ``gathered``, when the pass has read them already, holds them: one
+        array per per-feature array, the features first (``(m, K, ...)``, or
+        ``(m,)`` with one output); otherwise they are read from the state.
+        """
         end = self.used + len(columns)
         if len(self.columns) < end:
             self.columns = np.empty(self.old[0].shape[1], dtype=np.intp)
         self.columns[self.used : end] = columns
-        for old, array in zip(self.old, per_feature(self.state)):
-            old[:, self.used : end] = array[:, columns]
+        for i, (old, array) in enumerate(zip(self.old, per_feature(self.state))):
+            if gathered is None:
+                old[:, self.used : end] = array[:, columns]
+            else:
+                values = gathered[i].reshape(len(columns), array.shape[0], *array.shape[2:])
+                old[:, self.used : end] = np.moveaxis(values, 0, 1)
         self.used = end
 
     def recorded_in_row_order(self, count):
