@@ -66,9 +66,10 @@ class UndoLog:
         self.state, self.X, self.rows = state, X, rows
         # Allocated whole by the first record: the compiled passes make none.
         self.columns = np.empty(0, dtype=np.intp)
+        self.arrays = per_feature(state)
         self.old = tuple(
             np.empty((array.shape[0], size, *array.shape[2:]), dtype=array.dtype)
-            for array in per_feature(state)
+            for array in self.arrays
         )
         self.used = 0
         self.rows_in_record_order = None
@@ -88,12 +89,15 @@ class UndoLog:
         if len(self.columns) < end:
             self.columns = np.empty(self.old[0].shape[1], dtype=np.intp)
         self.columns[self.used : end] = columns
-        for i, (old, array) in enumerate(zip(self.old, per_feature(self.state))):
+        # A mini-batch pass records each batch: a few numpy calls, no more.
+        for i, (old, array) in enumerate(zip(self.old, self.arrays)):
+            records = old[:, self.used : end]
             if gathered is None:
-                old[:, self.used : end] = array[:, columns]
+                records[...] = array[:, columns]
+            elif gathered[i].ndim == 1:  # one output's
+                records[0] = gathered[i]
             else:
-                values = gathered[i].reshape(len(columns), array.shape[0], *array.shape[2:])
-                old[:, self.used : end] = np.moveaxis(values, 0, 1)
+                records[...] = gathered[i].swapaxes(0, 1)
         self.used = end
 
     def recorded_in_row_order(self, count):
@@ -116,7 +120,7 @@ class UndoLog:
         """Write the recorded values back: the state is as before the pass."""
         columns = self.recorded_columns()
         _, first = np.unique(columns, return_index=True)
-        for array, old in zip(per_feature(self.state), self.old):
+        for array, old in zip(self.arrays, self.old):
             writable(array)[:, columns[first]] = old[:, first]
         for array, copy in zip(per_output(self.state), self.outputs):
             writable(array)[...] = copy
