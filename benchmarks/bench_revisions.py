@@ -151,8 +151,12 @@ def main():
                     f"{speed['before'] / speed['sgd']:>11.2f} "
                     f"{speed['after'] / speed['sgd']:>10.2f}"
                 )
-            # predict_proba with the kept weights, against SGDClassifier's.
-            fitted = {side: one_pass(makes[side], chunks[:3], classes)[1] for side in makes}
+            # FTRLClassifier's predict_proba with the kept weights, against SGDClassifier's.
+            linear = {
+                side: (lambda p=package: p.FTRLClassifier(**FTRL))
+                for side, package in packages.items()
+            }
+            fitted = {side: one_pass(linear[side], chunks[:3], classes)[1] for side in linear}
             reference = one_pass(sgd, chunks[:3], classes)[1]
             times = {"before": [], "after": [], "sgd": []}
             for _ in range(3 * args.repeats):
