@@ -159,14 +159,14 @@ def main():
             f"{label:28s} {rows_of[label]:9,d} {speed:11,.0f} {speed / linear:15.3f} "
             f"{versus_river} {losses[label]:18.4f}"
         )
-    print(f"\nFM numba k={args.k} / linear numba: {fm / linear:.3f} (target >= 0.1)")
+    print(f"\nFM numba k={args.k} / linear numba: {fm / linear:.3f}")
     batch = median[f"FM numpy batch={args.batch_size} k={args.k}"]
     print(
         f"FM numpy batch={args.batch_size} / FM numpy per row: "
         f"{batch / median[f'FM numpy k={args.k}']:.1f}"
     )
     if river:
-        print(f"FM numba k={args.k} / river facto.FMClassifier: {fm / river:.1f} (target >= 30)")
+        print(f"FM numba k={args.k} / river facto.FMClassifier: {fm / river:.1f}")
 
 
 if __name__ == "__main__":
