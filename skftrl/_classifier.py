@@ -320,6 +320,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         tags.classifier_tags.multi_class = True
         return tags
 
+    def _n_outputs(self):
+        return _n_outputs(self.classes_)
+
     def _loss(self):
         return get_loss("log_loss" if self.z_.shape[0] == 1 else "multinomial")
 

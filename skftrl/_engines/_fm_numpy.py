@@ -27,6 +27,7 @@ from ._math import (
     pairwise_term,
     rate_root,
     smallest_stored_n,
+    sum_in_order,
     update_coordinates,
     weights,
     weights_from_state,
@@ -84,8 +85,8 @@ class RowFactors(PassFactors):
         """The row's pairwise term for each output, shape (K,), keeping its
         factors' terms and sums ``s_f`` for :meth:`step`."""
         self.terms = factor_terms(values, self.read(columns))
-        self.sums = self.terms.sum(axis=0)  # s_f, (K, k)
-        return pairwise_term(self.sums, (self.terms * self.terms).sum(axis=0))
+        self.sums = sum_in_order(self.terms)  # s_f, (K, k)
+        return pairwise_term(self.sums, sum_in_order(self.terms * self.terms))
 
     def step(self, gradient):
         """The step of the row's factors, from each non-zero's clipped
@@ -111,7 +112,9 @@ class FactorizationEngine:
 
     def margins(self, X, state, parameters, coef=None):
         margins = super().margins(X, state, parameters, coef)
-        if sp.issparse(X) and X.nnz < X.shape[1]:
+        # The pairwise terms are computed from each non-zero's, as in a pass.
+        X = sp.csr_matrix(X)
+        if X.nnz < X.shape[1]:
             # Only the factors of the columns X reads: a few rows of a wide
             # model need far fewer than all K * F * k. X is renumbered to
             # those columns; each row's products are summed in the same order.
