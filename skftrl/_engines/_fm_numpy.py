@@ -22,6 +22,7 @@ from ._math import (
     factor_gradients,
     factor_terms,
     gather,
+    largest_stored,
     max_abs_gradient,
     pairwise_margins,
     pairwise_term,
@@ -48,6 +49,7 @@ class PassFactors:
         self.factor_l2 = parameters.factor_l2
         self.bound = max_abs_gradient(state.z_factors.dtype)
         self.smallest_n = smallest_stored_n(state.z_factors.dtype)
+        self.largest = largest_stored(state.z_factors.dtype)
 
     def read(self, columns):
         """The factors of ``columns`` (distinct), shape (m, K, k), kept with
@@ -74,6 +76,7 @@ class PassFactors:
             squared_sum,
             self.rates,
             self.smallest_n,
+            self.largest,
         )
 
 

@@ -54,7 +54,7 @@ def learn(
     bound = _math.max_abs_gradient(z.dtype)
     loss = parameters.loss
     rates = _math.constants(parameters)
-    smallest_n = _math.smallest_stored_n(z.dtype)
+    smallest_n, largest = _math.smallest_stored_n(z.dtype), _math.largest_stored(z.dtype)
     # Inputs of the gradients: the row's values, and 1 for the intercept.
     largest_input = max(float(np.abs(X.data).max()) if X.data.size else 0.0, 1.0)
     # Gradients never need clipping when the loss's derivative is bounded
@@ -134,6 +134,7 @@ def learn(
                 squared_sum,
                 rates,
                 smallest_n,
+                largest,
             )
             if parameters.fit_intercept:
                 if clip:

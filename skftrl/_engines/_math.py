@@ -70,6 +70,9 @@ MAX_ABS_GRADIENT_FLOAT32 = 1e15
 # that a stored zero of X times it is 0 rather than 0 * inf = NaN.
 LARGEST = float(np.finfo(np.float64).max)
 
+# The largest float32: a float32 state stores z and n of at most this magnitude.
+LARGEST_FLOAT32 = float(np.finfo(np.float32).max)
+
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
 # The smallest positive float32. A float32 state stores a positive n as at
@@ -99,6 +102,12 @@ def max_abs_gradient(state_dtype):
 def smallest_stored_n(state_dtype):
     """The least positive n a state of this dtype stores (0: no bound)."""
     return SMALLEST_N_FLOAT32 if state_dtype == np.float32 else 0.0
+
+
+def largest_stored(state_dtype):
+    """The largest magnitude of a z or n a state of this dtype stores: a step
+    beyond it (with extreme hyper-parameters and inputs) stores it instead."""
+    return LARGEST_FLOAT32 if state_dtype == np.float32 else LARGEST
 
 
 def clip(value, bound):
@@ -207,7 +216,9 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     ``root_n = rate_root(n)``:
 
     ``w = 0`` where ``|z| <= l1``, else
-    ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``.
+    ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``,
+    clipped to the largest float (a denominator near 0, with a learning rate
+    near the largest float, would give inf).
     """
     denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
@@ -220,10 +231,21 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
         z = z - min(max(z, -l1), l1)
-    return -(z / denominator)
+    return clip(-(z / denominator), LARGEST)
 
 
-def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_power, smallest_n):
+def step(
+    z,
+    n,
+    root_n,
+    weight,
+    gradient,
+    squared,
+    learning_rate,
+    learning_rate_power,
+    smallest_n,
+    largest,
+):
     """The FTRL-Proximal step of one coordinate; returns the new ``(z, n)``.
 
     ``weight`` is the coordinate's current weight and ``root_n = rate_root(n)``;
@@ -231,7 +253,9 @@ def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_p
     mini-batch. ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
     ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
-    A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`).
+    A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`),
+    and the new ``z`` and ``n`` at most ``largest`` in magnitude
+    (:func:`largest_stored`).
     """
     new_n = n + squared
     if learning_rate_power is None:
@@ -240,10 +264,12 @@ def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_p
         sigma = squared / max((math.sqrt(new_n) + root_n) * learning_rate, TINY)
     else:
         sigma = (new_n**-learning_rate_power - root_n) / learning_rate
-    new_z = z + gradient - sigma * weight
+    # A learning rate near 0 can make sigma overflow where the weight is 0,
+    # and inf * 0 is NaN: clipped, sigma * 0 stays 0.
+    new_z = z + gradient - min(sigma, LARGEST) * weight
     if squared > 0 and new_n < smallest_n:
         new_n = smallest_n
-    return new_z, new_n
+    return clip(new_z, largest), min(new_n, largest)
 
 
 def rescaled_margin(values, weights, intercept):
@@ -307,6 +333,7 @@ def step_intercepts(z_intercept, n_intercept, roots, weights, gradients, squared
             parameters.learning_rate,
             power,
             0.0,  # the intercept's state is float64
+            LARGEST,
         )
 
 
@@ -407,11 +434,12 @@ def weights(z, root_n, constants):
         shrunk = np.maximum(z, constants.lower)
         np.minimum(shrunk, constants.upper, out=shrunk)
         z = np.subtract(z, shrunk, out=shrunk)
-    return np.divide(z, negated_denominator, out=negated_denominator)
+    result = np.divide(z, negated_denominator, out=negated_denominator)
+    return clip_gradient(result, LARGEST)
 
 
 def update_coordinates(
-    z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True
+    z, n, root_n, weights, gradient, squared, constants, smallest_n, largest, guard=True
 ):
     """:func:`step` elementwise; returns the new ``(z, n)``.
 
@@ -436,9 +464,13 @@ def update_coordinates(
         sigma_times_weights = rate_root(n, constants.learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
+    np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
     sigma_times_weights *= weights
     z += gradient
     z -= sigma_times_weights
+    clip_gradient(z, largest)
+    if largest < LARGEST:  # a float32 state: n too (a float64 n cannot overflow)
+        np.minimum(n, largest, out=n)
     # One reduction per call in the float32 case; the mask only when needed.
     if smallest_n and n.size and n.min() < smallest_n:
         n[(squared > 0) & (n < smallest_n)] = smallest_n

@@ -168,7 +168,6 @@ def _initial_blocks(generator, shape, scale, dtype, parameters=None):
     ``generator`` (see new_factor_state); ``parameters`` name the
     hyper-parameters in the error raised when ``z0`` overflows."""
     init_stdev, denominator, _ = (float(value) for value in scale)
-    largest = float(np.finfo(dtype).max)
     for _, features in state_blocks(shape):
         draws = generator.standard_normal((features.stop - features.start, *shape[2:]))
         if init_stdev == 0 and not math.isfinite(denominator):
@@ -181,12 +180,13 @@ def _initial_blocks(generator, shape, scale, dtype, parameters=None):
         with np.errstate(over="ignore", invalid="ignore"):
             z = np.multiply(draws, denominator, out=out, casting="same_kind")
         if not np.isfinite(z).all():
-            raise ValueError(_overflow_message(init_stdev, denominator, dtype, parameters, largest))
+            raise ValueError(_overflow_message(init_stdev, denominator, dtype, parameters))
         yield z
 
 
-def _overflow_message(init_stdev, denominator, dtype, parameters, largest):
+def _overflow_message(init_stdev, denominator, dtype, parameters):
     """The error of initial factors beyond the float range of the state."""
+    largest = float(np.finfo(dtype).max)
     if parameters is None:  # made again from a record: it was tampered with
         return "a saved record of the initial factors makes them overflow: it is damaged"
     return (
