@@ -16,7 +16,12 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    Options,
+    StrOptions,
+)
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
@@ -445,6 +450,16 @@ class BaseFTRL(BaseEstimator):
         batch size (a ValueError) and of numba for ``engine="numba"`` (an
         ImportError)."""
         super()._validate_params()
+        # A bool is an int to Python, and so in an Interval of Integral: a
+        # count given as True is refused as scikit-learn refuses a bad type.
+        for name, constraints in self._parameter_constraints.items():
+            value = getattr(self, name)
+            counts = [c for c in constraints if isinstance(c, Interval) and c.type is Integral]
+            if isinstance(value, (bool, np.bool_)) and counts and "boolean" not in constraints:
+                raise InvalidParameterError(
+                    f"The {name!r} parameter of {type(self).__name__} must be {counts[0]}, "
+                    f"not a bool. Got {value!r} instead."
+                )
         self._engine()
 
     def _engine(self):

@@ -114,9 +114,8 @@ class FactorizationEngine:
         return factors_from_state(state, parameters)
 
     def margins(self, X, state, parameters, coef=None):
+        X = sp.csr_matrix(X)  # see LinearNumpyEngine.margins
         margins = super().margins(X, state, parameters, coef)
-        # The pairwise terms are computed from each non-zero's, as in a pass.
-        X = sp.csr_matrix(X)
         if X.nnz < X.shape[1]:
             # Only the factors of the columns X reads: a few rows of a wide
             # model need far fewer than all K * F * k. X is renumbered to

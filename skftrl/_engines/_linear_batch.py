@@ -46,6 +46,9 @@ def learn(
     linear model's four arrays.
     """
     z, n, z_intercept, n_intercept = state[:4]
+    # A batch never spans two passes: a batch_size beyond the rows is all of
+    # them (and any batch_size, 2**64 too, is then an index numpy takes).
+    batch_size = max(1, min(batch_size, len(rows)))
     n_outputs = z.shape[0]
     single_output = n_outputs == 1
     # With one output the state is 1-d, (F,), and so is every array of a batch:

@@ -266,6 +266,10 @@ class LinearNumpyEngine:
         return weights_from_state(state.z, state.n, parameters)
 
     def margins(self, X, state, parameters, coef=None):
+        # A dense X as CSR: each row's products are then summed in the order
+        # of its non-zeros, as in a pass, whatever X's memory layout (a BLAS
+        # product sums in an order of its own, which differs with it).
+        X = sp.csr_matrix(X)
         intercepts = intercept_weights(
             state.z_intercept.tolist(), state.n_intercept.tolist(), parameters
         )[0]
