@@ -100,7 +100,7 @@ def check_state(state, shapes):
     whose field ``name`` is the estimator's attribute ``name_``) that is not a
     numpy array of its shape in ``shapes`` (by field) and of a dtype the state
     holds: per-feature arrays (two dimensions or more) all float64 or all
-    float32, per-output arrays float64 and writable.
+    float32, per-output arrays float64.
 
     A pass reads and writes the state's arrays at the positions of the
     model's features and outputs (the compiled pass without bounds checks): an
@@ -123,13 +123,10 @@ def check_state(state, shapes):
             problem = f"shape {array.shape}"
         elif array.dtype not in dtypes:
             problem = f"dtype {array.dtype}"
-        elif len(shape) == 1 and not array.flags.writeable:
-            problem = "a read-only array"
         else:
             continue
-        writable = " writable" if len(shape) == 1 else ""
         raise ValueError(
-            f"{name}_ must be a{writable} numpy array of the model's shape {shape} "
+            f"{name}_ must be a numpy array of the model's shape {shape} "
             f"and dtype {allowed}; got {problem}. Assign an array of the state's "
             "shape and dtype, or fit a new model."
         )
