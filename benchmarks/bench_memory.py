@@ -49,6 +49,7 @@ import tracemalloc
 
 import numpy as np
 
+WITH_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "with_package.py")
 FM_CASES = ("fm-partial-fit", "fm-save", "fm-load", "fm-save-whole", "fm-load-whole")
 CASES = (*FM_CASES, "linear-save")
 
@@ -154,6 +155,7 @@ def main():
         return
     import skftrl
 
+    package = os.path.dirname(os.path.dirname(os.path.abspath(skftrl.__file__)))
     print(f"skftrl {skftrl.__version__} from {os.path.dirname(skftrl.__file__)}")
     print(f"FMClassifier(n_components=8): 2**{args.fm_bits} columns, {args.fm_rows:,} rows")
     print(f"FTRLClassifier(dtype=float32): 2**{args.linear_bits} columns, 300 touched")
@@ -161,7 +163,9 @@ def main():
     with tempfile.TemporaryDirectory() as directory:
         for case in args.cases.split(","):
             for dtype in ("float64", "float32") if case in FM_CASES else ("float32",):
-                command = [sys.executable, sys.argv[0], "--case", case, "--dtype", dtype]
+                # The case's process imports this one's skftrl (with_package.py's too).
+                command = [sys.executable, WITH_PACKAGE, package, sys.argv[0]]
+                command += ["--case", case, "--dtype", dtype]
                 command += ["--directory", directory, "--fm-bits", str(args.fm_bits)]
                 command += ["--fm-rows", str(args.fm_rows), "--linear-bits", str(args.linear_bits)]
                 output = subprocess.run(command, capture_output=True, text=True, check=False)
