@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from ._engines._math import state_blocks
+from ._engines._math import STATE_BLOCK_VALUES, state_blocks
 
 # A saved model keeps only the touched coordinates of a pair when their
 # records (a position and a z and an n each) take at most this fraction of
@@ -41,33 +41,44 @@ def touched_coordinates(z, n, z0, n0):
     ``(z0, n0)`` (see the module's docstring), compared bit for bit: a dict of
     the shape, their flat positions (C order) and values, to save a model
     compactly. None when their records would take more than
-    :data:`COMPACT_FRACTION` of the arrays."""
+    :data:`COMPACT_FRACTION` of the arrays.
+
+    The blocks are compared once, each block's touched coordinates kept as a
+    mask of bits, and the records then filled in: besides them, this needs a
+    bit a coordinate of the blocks that have touched ones.
+    """
     bits = np.dtype(f"u{z.dtype.itemsize}")
 
     def differs(array, initial):
         return array.view(bits) != np.asarray(initial, dtype=array.dtype).view(bits)
 
     most = int(COMPACT_FRACTION * (z.nbytes + n.nbytes)) // (8 + 2 * z.dtype.itemsize)
-    found, count = [], 0
-    per_feature = math.prod(z.shape[2:])
+    masks, count = [], 0
     for (output, features), initial in _blocks_of_untouched(z.shape, z0):
         touched = differs(z[output, features], initial)
         touched |= differs(n[output, features], n0)
-        where = np.flatnonzero(touched)
-        count += len(where)
+        found = np.count_nonzero(touched)
+        count += found
         if count > most:
             return None
-        if len(where):
-            where += (output * z.shape[1] + features.start) * per_feature
-            found.append(where)
-    positions = np.concatenate(found) if found else np.empty(0, dtype=np.intp)
-    del found
-    coordinates = np.unravel_index(positions, z.shape)
+        if found:
+            masks.append((output, features, np.packbits(touched, axis=None)))
+    positions = np.empty(count, dtype=np.int64)
+    z_values, n_values = np.empty(count, dtype=z.dtype), np.empty(count, dtype=n.dtype)
+    per_feature, filled = math.prod(z.shape[2:]), 0
+    for output, features, mask in masks:
+        z_block, n_block = z[output, features], n[output, features]
+        where = np.flatnonzero(np.unpackbits(mask, count=z_block.size))
+        end = filled + len(where)
+        positions[filled:end] = where + (output * z.shape[1] + features.start) * per_feature
+        z_values[filled:end] = z_block.reshape(-1)[where]
+        n_values[filled:end] = n_block.reshape(-1)[where]
+        filled = end
     return {
         "shape": np.array(z.shape, dtype=np.int64),
         "positions": positions,
-        "z": z[coordinates],
-        "n": n[coordinates],
+        "z": z_values,
+        "n": n_values,
     }
 
 
@@ -85,9 +96,27 @@ def untouched_state(layout, shape, dtype, z0, n0):
 
 
 def put_touched_coordinates(touched, z, n):
-    """Write the coordinates of :func:`touched_coordinates` into ``z`` and ``n``."""
-    where = np.unravel_index(touched["positions"], z.shape)
-    z[where], n[where] = touched["z"], touched["n"]
+    """Write the coordinates of :func:`touched_coordinates` into ``z`` and
+    ``n`` (each output's a 1-d view, as the layouts make them), a block of
+    positions at a time: no index array of the records' size is made."""
+    positions, z_values, n_values = touched["positions"], touched["z"], touched["n"]
+    per_output = math.prod(z.shape[1:])
+    for start in range(0, len(positions), STATE_BLOCK_VALUES):
+        block = slice(start, start + STATE_BLOCK_VALUES)
+        outputs, within = np.divmod(positions[block], per_output)
+        for output in np.unique(outputs):
+            chosen = outputs == output
+            z_output, n_output = _flat_view(z[output]), _flat_view(n[output])
+            z_output[within[chosen]] = z_values[block][chosen]
+            n_output[within[chosen]] = n_values[block][chosen]
+
+
+def _flat_view(array):
+    """``array`` as a 1-d view in C order (which the state's layouts allow)."""
+    flat = array.reshape(-1)
+    if not np.may_share_memory(flat, array):
+        raise ValueError("the state's layout has no flat view: nothing can be written into it")
+    return flat
 
 
 def checked_shape(entry, touched, shape):
