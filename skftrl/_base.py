@@ -501,8 +501,8 @@ class BaseFTRL(BaseEstimator):
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = self._engine()
+        state = self._writable_state()  # each array checked first
         self._check_state_parameters()
-        state = self._writable_state()
         undo = None
         call = _TRAINING_CALL.get()
         # A state made by this call is dropped on failure; a pass over rows

@@ -43,9 +43,10 @@ def touched_coordinates(z, n, z0, n0):
     compactly. None when their records would take more than
     :data:`COMPACT_FRACTION` of the arrays.
 
-    The blocks are compared once, each block's touched coordinates kept as a
-    mask of bits, and the records then filled in: besides them, this needs a
-    bit a coordinate of the blocks that have touched ones.
+    The blocks are compared once, each block's touched coordinates kept (as
+    their positions, or a mask of bits when that is smaller), and the records
+    then filled in: besides them, this needs at most a bit a coordinate of
+    the blocks that have touched ones.
     """
     bits = np.dtype(f"u{z.dtype.itemsize}")
 
@@ -62,13 +63,17 @@ def touched_coordinates(z, n, z0, n0):
         if count > most:
             return None
         if found:
-            masks.append((output, features, np.packbits(touched, axis=None)))
+            # Positions where they are few, else a bit a coordinate.
+            few = 64 * found < touched.size
+            kept = np.flatnonzero(touched) if few else np.packbits(touched, axis=None)
+            masks.append((output, features, kept))
     positions = np.empty(count, dtype=np.int64)
     z_values, n_values = np.empty(count, dtype=z.dtype), np.empty(count, dtype=n.dtype)
     per_feature, filled = math.prod(z.shape[2:]), 0
-    for output, features, mask in masks:
+    for output, features, kept in masks:
         z_block, n_block = z[output, features], n[output, features]
-        where = np.flatnonzero(np.unpackbits(mask, count=z_block.size))
+        packed = kept.dtype == np.uint8
+        where = np.flatnonzero(np.unpackbits(kept, count=z_block.size)) if packed else kept
         end = filled + len(where)
         positions[filled:end] = where + (output * z.shape[1] + features.start) * per_feature
         z_values[filled:end] = z_block.reshape(-1)[where]
@@ -101,8 +106,10 @@ def put_touched_coordinates(touched, z, n):
     positions at a time: no index array of the records' size is made."""
     positions, z_values, n_values = touched["positions"], touched["z"], touched["n"]
     per_output = math.prod(z.shape[1:])
-    for start in range(0, len(positions), STATE_BLOCK_VALUES):
-        block = slice(start, start + STATE_BLOCK_VALUES)
+    # Several index arrays of a block are made: smaller blocks than the state's.
+    step = STATE_BLOCK_VALUES // 8
+    for start in range(0, len(positions), step):
+        block = slice(start, start + step)
         outputs, within = np.divmod(positions[block], per_output)
         for output in np.unique(outputs):
             chosen = outputs == output
