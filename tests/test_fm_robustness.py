@@ -193,18 +193,33 @@ def test_a_dense_matrix_predicts_the_same_bits_in_any_memory_layout(model):
 def test_engines_agree_where_clipped_terms_tie(scale, task, n_components):
     """Regression: near 1e154 the numpy engine summed a row's 8 or more
     components pairwise and numba in order; clipped terms that tie exactly
-    then cancel differently (states 242 times apart). Both now sum in order."""
-    X, y = problem(task, scale, seed=2)
-    models = [
-        model_for(task, n_components=n_components, engine=engine, random_state=0)
-        for engine in ("numpy", "numba")
-    ]
+    then cancel differently. Both now sum in order."""
+    for seed in range(3):
+        X, y = problem(task, scale, seed=seed)
+        models = [
+            model_for(task, n_components=n_components, engine=engine, random_state=0)
+            for engine in ("numpy", "numba")
+        ]
+        for model in models:
+            for _ in range(3):
+                learn(model, X, y)
+        assert_engines_agree(models, 3 * X.shape[0])
+        assert_allclose(*(margins_of(model, X) for model in models), rtol=1e-9)
+
+
+@needs_numba
+def test_engines_agree_on_the_rows_where_they_were_242_times_apart():
+    # The case found: three classes, 16 components, values of 1e154.
+    rng = np.random.RandomState(2)
+    X = sp.random(60, 8, density=0.6, format="csr", random_state=rng)
+    X.data = rng.uniform(-1, 1, size=X.nnz) * 1e154
+    rng.randint(2, size=60)
+    y = rng.randint(3, size=60)
+    models = [FMClassifier(engine=e, n_components=16, random_state=0) for e in ("numpy", "numba")]
     for model in models:
         for _ in range(3):
-            learn(model, X, y)
-    for name in FM_STATE:
-        assert_allclose(*(getattr(model, name) for model in models), rtol=1e-12, err_msg=name)
-    assert_allclose(*(margins_of(model, X) for model in models), rtol=1e-12)
+            model.partial_fit(X, y, classes=[0, 1, 2])
+    assert_engines_agree(models, 180)
 
 
 # ------------------------------------------------------------ stored zeros
