@@ -16,12 +16,7 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import (
-    Interval,
-    InvalidParameterError,
-    Options,
-    StrOptions,
-)
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_is_fitted,
@@ -42,6 +37,7 @@ from ._engines._prediction import PredictionCache
 from ._engines._undo import writable
 from ._persistence import (
     checked_shape,
+    kept_as_loaded,
     put_touched_coordinates,
     touched_coordinates,
     untouched_state,
@@ -50,6 +46,7 @@ from ._stopping import EarlyStopping
 from ._validation import (
     FLOAT_DTYPES,
     as_canonical_csr,
+    check_no_bool_counts,
     check_sparse_indices,
     check_state,
     finite_check_of_huge_values,
@@ -107,14 +104,6 @@ def _read_only(array):
     were computed from, can then change only through a training pass."""
     array.flags.writeable = False
     return array
-
-
-def _kept_as_loaded(array):
-    """A read-only view of a loaded ``array`` that a pass can make writable,
-    or None when the array cannot be kept without a copy (see _store_copy)."""
-    if not (isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable):
-        return None
-    return _read_only(array.view())
 
 
 def _linear_layout(shape, dtype):
@@ -267,10 +256,9 @@ class BaseFTRL(BaseEstimator):
         model's (which interleaves z and n, see new_state) and they allow it."""
         z, n = getattr(self, z_name), getattr(self, n_name)
         if loaded and layout is not _linear_layout:
-            z_kept, n_kept = _kept_as_loaded(z), _kept_as_loaded(n)
-            if z_kept is not None and n_kept is not None:
-                setattr(self, z_name, z_kept)
-                setattr(self, n_name, n_kept)
+            if kept_as_loaded(z) and kept_as_loaded(n):
+                setattr(self, z_name, _read_only(z.view()))
+                setattr(self, n_name, _read_only(n.view()))
                 return
         z_copy, n_copy = layout(z.shape, z.dtype)
         z_copy[...], n_copy[...] = z, n
@@ -450,16 +438,9 @@ class BaseFTRL(BaseEstimator):
         batch size (a ValueError) and of numba for ``engine="numba"`` (an
         ImportError)."""
         super()._validate_params()
-        # A bool is an int to Python, and so in an Interval of Integral: a
-        # count given as True is refused as scikit-learn refuses a bad type.
-        for name, constraints in self._parameter_constraints.items():
-            value = getattr(self, name)
-            counts = [c for c in constraints if isinstance(c, Interval) and c.type is Integral]
-            if isinstance(value, (bool, np.bool_)) and counts and "boolean" not in constraints:
-                raise InvalidParameterError(
-                    f"The {name!r} parameter of {type(self).__name__} must be {counts[0]}, "
-                    f"not a bool. Got {value!r} instead."
-                )
+        constraints = self._parameter_constraints
+        params = {name: getattr(self, name) for name in constraints}
+        check_no_bool_counts(constraints, params, type(self).__name__)
         self._engine()
 
     def _engine(self):

@@ -192,7 +192,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     z_ : ndarray of shape (n_outputs, n_features)
         The paper's ``z``: the accumulated gradients minus the proximal
         corrections, one per (output, feature). With ``n_`` it is the whole
-        learned state. Read-only (assign a new array to replace it).
+        learned state. Read-only (assign a new array of its shape and dtype
+        to replace it).
 
     n_ : ndarray of shape (n_outputs, n_features)
         The paper's ``n``: the sum of squared gradients per (output, feature).

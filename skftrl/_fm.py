@@ -275,7 +275,8 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
 
     z_ : ndarray of shape (n_outputs, n_features)
         The linear weights' ``z``: the accumulated gradients minus the
-        proximal corrections. Read-only (assign a new array to replace it).
+        proximal corrections. Read-only (assign a new array of its shape
+        and dtype to replace it).
 
     n_ : ndarray of shape (n_outputs, n_features)
         The linear weights' ``n``: the sums of squared gradients. Read-only.
@@ -580,7 +581,8 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
 
     z_ : ndarray of shape (1, n_features)
         The linear weights' ``z``: the accumulated gradients minus the
-        proximal corrections. Read-only (assign a new array to replace it).
+        proximal corrections. Read-only (assign a new array of its shape
+        and dtype to replace it).
 
     n_ : ndarray of shape (1, n_features)
         The linear weights' ``n``: the sums of squared gradients. Read-only.

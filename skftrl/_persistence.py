@@ -118,6 +118,12 @@ def put_touched_coordinates(touched, z, n):
             n_output[within[chosen]] = n_values[block][chosen]
 
 
+def kept_as_loaded(array):
+    """Whether a loaded ``array`` can be kept as it is, without a copy: a
+    read-only view of it is then one a pass can make writable again."""
+    return isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
+
+
 def _flat_view(array):
     """``array`` as a 1-d view in C order (which the state's layouts allow)."""
     flat = array.reshape(-1)

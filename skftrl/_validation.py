@@ -2,9 +2,11 @@
 their sparse index arrays, and the canonical CSR form every pass reads."""
 
 import functools
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -130,3 +132,17 @@ def check_state(state, shapes):
             f"and dtype {allowed}; got {problem}. Assign an array of the state's "
             "shape and dtype, or fit a new model."
         )
+
+
+def check_no_bool_counts(constraints, params, caller_name):
+    """Refuse a bool given for a count (``n_components=True``): a bool is an
+    int to Python, and so in an Interval of Integral, which scikit-learn's
+    check of the ``params`` against their ``constraints`` accepts. Refused as
+    that check refuses a bad type (the same arguments)."""
+    for name, value in params.items():
+        counts = [c for c in constraints[name] if isinstance(c, Interval) and c.type is Integral]
+        if isinstance(value, (bool, np.bool_)) and counts and "boolean" not in constraints[name]:
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {caller_name} must be {counts[0]}, "
+                f"not a bool. Got {value!r} instead."
+            )
