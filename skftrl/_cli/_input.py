@@ -15,8 +15,13 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .._readers._cache import ChunkCache
-from .._readers._csv import feature_columns, first_chunk_kinds, ignored_columns, scan_csv
-from .._readers._csv_text import CsvInput
+from .._readers._csv import (
+    feature_columns,
+    first_chunk_kinds,
+    ignored_columns,
+    open_csv_input,
+    scan_csv,
+)
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, is_regular_file
@@ -211,7 +216,7 @@ def csv_input(args, classes, numeric_classes, resources):
 def open_csv(path, chunk_size, resources):
     """``(source, rows)``: a CSV input opened (and closed by ``resources``), and
     its rows in chunks."""
-    source = resources.enter_context(contextlib.closing(CsvInput(path)))
+    source = resources.enter_context(contextlib.closing(open_csv_input(path)))
     return source, source.row_chunks(chunk_size)
 
 

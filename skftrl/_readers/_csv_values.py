@@ -2,11 +2,14 @@
 
 A value is missing when it is empty or one of :data:`MISSING` (after
 stripping and lower-casing). Every error names the line of the first value
-at fault.
+at fault. A column's values are an object array of strings (one a row), or a
+:class:`~._hashing.Factorized` column (pyarrow's parser), whose distinct
+values are parsed once each.
 """
 
 import numpy as np
 
+from ._hashing import Factorized, factorize
 from ._sources import DataError
 
 # CSV values that mean "missing" (compared after strip and lower-casing):
@@ -20,6 +23,13 @@ def is_missing(value):
 
 def parse_numbers(values):
     """Floats of CSV values, NaN for missing ones; None if one is not a number."""
+    if isinstance(values, Factorized):
+        numbers = parse_numbers(values.present())
+        if numbers is None:
+            return None
+        of_distinct = np.full(len(values.distinct), np.nan)
+        of_distinct[values.used()] = numbers
+        return values.per_row(of_distinct, np.nan)
     try:
         numbers = np.array(values, dtype=np.float64)  # float() of each string
     except ValueError:  # missing markers such as "" or "NA", or words
@@ -30,9 +40,34 @@ def parse_numbers(values):
     return numbers
 
 
+def distinct_values(values):
+    """The set of the distinct values of a column."""
+    if isinstance(values, Factorized):
+        return set(values.present())
+    return set(values)
+
+
+def as_strings(values):
+    """A column's values as a numpy array of str, one a row."""
+    if isinstance(values, Factorized):
+        values = values.values()
+    return np.array(values, dtype=str)
+
+
+def text_categories(values):
+    """The :class:`~._hashing.Factorized` categories of a column, its missing
+    values made missing."""
+    if not isinstance(values, Factorized):
+        values = factorize(values)
+    used = values.used()
+    missing = np.zeros(len(values.distinct), dtype=bool)
+    missing[used] = [is_missing(value) for value in values.distinct[used]]
+    return values.without(missing)
+
+
 def check_labels_present(path, label_values, lines):
     """DataError at the first row whose label is missing."""
-    if any(is_missing(value) for value in set(label_values)):
+    if any(is_missing(value) for value in distinct_values(label_values)):
         for value, line in zip(label_values, lines):
             if is_missing(value):
                 raise DataError(path, int(line), f"missing label {value!r}")

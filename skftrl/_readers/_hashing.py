@@ -89,13 +89,13 @@ class Factorized:
 
 def factorize(values):
     """The :class:`Factorized` column of a sequence of hashable values (none missing)."""
-    code_of = {}
-    codes = np.fromiter(
-        (code_of.setdefault(value, len(code_of)) for value in values), dtype=np.intp
-    )
-    distinct = np.empty(len(code_of), dtype=object)
-    distinct[:] = list(code_of)
-    return Factorized(distinct, codes)
+    values = list(values)
+    distinct = list(dict.fromkeys(values))
+    code_of = {value: code for code, value in enumerate(distinct)}
+    codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.intp, count=len(values))
+    array = np.empty(len(distinct), dtype=object)
+    array[:] = distinct
+    return Factorized(array, codes)
 
 
 def concatenate_factorized(columns):
@@ -131,7 +131,7 @@ def hash_names(names):
     """The signed 32-bit MurmurHash3 (seed 0) of each name's UTF-8 bytes, as int64."""
     from sklearn.utils import murmurhash3_32  # only when something is hashed
 
-    return np.fromiter((murmurhash3_32(name) for name in names), dtype=np.int64, count=len(names))
+    return np.array(list(map(murmurhash3_32, names)), dtype=np.int64).reshape(-1)
 
 
 def columns_of(hashes, hash_bits):
@@ -210,7 +210,10 @@ def field_features(field, column, named=False):
 def category_names(field, values):
     """The names ``field=value`` of categories."""
     prefix = f"{field}="
-    return [prefix + value_text(value) for value in values]
+    try:
+        return [prefix + value for value in values]  # strings: the common case
+    except TypeError:
+        return [prefix + value_text(value) for value in values]
 
 
 def category_features(field, column, named=False):
@@ -260,7 +263,9 @@ def crosses(features_of, interactions, n_rows, named=False):
 def all_features(columns, n_rows, interactions=(), named=False):
     """The :class:`Features` of ``columns`` (field -> :class:`Column`) and of
     their crosses."""
-    features_of = {field: field_features(field, column, named) for field, column in columns.items()}
+    features_of = {
+        field: field_features(field, column, named) for field, column in columns.items()
+    }
     parts = list(features_of.values()) + crosses(features_of, interactions, n_rows, named)
     return concatenate_features(parts, named)
 

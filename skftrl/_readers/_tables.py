@@ -27,7 +27,7 @@ import numpy as np
 from ._hashing import Column, Factorized, factorize
 
 
-def is_missing(value):
+def is_missing_value(value):
     """Whether a Python value is missing: None, NaN, pandas' NA or NaT."""
     if value is None:
         return True
@@ -44,7 +44,7 @@ def typed_by_value(column, by_value):
     """The :class:`Column` of a :class:`Factorized` column of Python values,
     each distinct value a number, a category or missing."""
     distinct = column.distinct
-    missing = np.fromiter(map(is_missing, distinct), dtype=bool, count=len(distinct))
+    missing = np.fromiter(map(is_missing_value, distinct), dtype=bool, count=len(distinct))
     if by_value:
         return Column(categories=column.without(missing))
     numeric = ~missing & np.fromiter(map(is_number, distinct), dtype=bool, count=len(distinct))
@@ -171,7 +171,9 @@ def check_unique(names):
 
 def mapping_columns(X, by_value):
     """The columns of a mapping of column names to 1-D arrays (equal lengths)."""
-    columns = {str(name): numpy_column(values, str(name) in by_value) for name, values in X.items()}
+    columns = {
+        str(name): numpy_column(values, str(name) in by_value) for name, values in X.items()
+    }
     lengths = {name: column_length(column) for name, column in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"the columns have different lengths: {lengths}")
@@ -194,4 +196,4 @@ def dict_rows_columns(rows, by_value):
 
 def hashable(value):
     """A value as a key of the factorization: NaN and other missing values as None."""
-    return None if is_missing(value) else value
+    return None if is_missing_value(value) else value

@@ -1,0 +1,156 @@
+"""CSV text parsed by pyarrow, a block of whole lines at a time.
+
+The blocks are those of :func:`~._sources.line_blocks` (any source,
+compressed or not, with line numbers). pyarrow parses each block into
+dictionary-encoded string columns (on its threads), read as
+:class:`~._hashing.Factorized` columns: every later step looks at a column's
+distinct values only. The line of each row is found from the block's
+newlines outside quotes.
+
+A block that pyarrow refuses, or whose rows it counts otherwise than its
+lines (a bare carriage return ending a line, a line of spaces), or that ends
+inside quotes, is read by the csv module (:class:`~._csv_text.CsvInput`'s
+parser) instead: the rows, and the errors naming their line, are the csv
+module's in every case.
+"""
+
+import csv
+import io
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+
+from ._chunks import rechunk
+from ._csv_text import CsvInput, decode
+from ._hashing import Factorized, concatenate_factorized, factorize
+from ._sources import DataError
+
+NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
+
+
+class FactorizedRows(NamedTuple):
+    """Consecutive rows of a CSV input: each column a
+    :class:`~._hashing.Factorized` of strings, and the line each row starts on."""
+
+    columns: list
+    lines: np.ndarray
+
+    @property
+    def n_rows(self):
+        return len(self.lines)
+
+    def rows(self, start, stop):
+        """Rows ``start`` to ``stop``."""
+        return FactorizedRows(
+            [column[start:stop] for column in self.columns], self.lines[start:stop]
+        )
+
+
+def concatenate_rows(pieces):
+    """One :class:`FactorizedRows` of the rows of ``pieces``."""
+    if len(pieces) == 1:
+        return pieces[0]
+    columns = [concatenate_factorized(list(parts)) for parts in zip(*(p.columns for p in pieces))]
+    return FactorizedRows(columns, np.concatenate([piece.lines for piece in pieces]))
+
+
+def row_lines(block, first_line, n_rows):
+    """The line each row of a block starts on, as the csv module counts rows
+    (blank lines hold none); None when the block does not have ``n_rows``
+    such rows."""
+    if b'"' not in block:  # a row a line, unless lines are blank
+        n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
+        if n_lines == n_rows:
+            return np.arange(first_line, first_line + n_rows)
+    data = np.frombuffer(block, dtype=np.uint8)
+    newlines = np.flatnonzero(data == NEWLINE)
+    ends = newlines
+    if b'"' in block:
+        quotes_before = np.cumsum(data == QUOTE)[newlines]
+        ends = newlines[quotes_before % 2 == 0]
+    starts = np.concatenate([[0], ends + 1])
+    lengths = np.concatenate([ends, [len(data)]]) - starts
+    first_bytes = np.append(data, 0)[starts]
+    blank = (lengths == 0) | ((lengths == 1) & (first_bytes == CARRIAGE_RETURN))
+    starts = starts[~blank]
+    if len(starts) != n_rows:
+        return None
+    return first_line + np.searchsorted(newlines, starts)
+
+
+class ArrowCsvInput(CsvInput):
+    """A CSV input opened once, its rows parsed by pyarrow (see the module)."""
+
+    def _read_header(self):
+        """The header (by the csv module), and the rows of the rest of its block."""
+        for first_line, block in self.blocks:
+            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
+            header, _ = self._next_row(reader, first_line)
+            if header is not None:
+                end = 0  # after the header's last line
+                for _ in range(reader.line_num):
+                    found = block.find(b"\n", end)
+                    end = len(block) if found < 0 else found + 1
+                self.header = header
+                return header, self.parse(first_line + reader.line_num, block[end:])
+        raise DataError(self.path, 1, "empty file: no header line")
+
+    def pieces(self):
+        """The rows after the header, a :class:`FactorizedRows` a block."""
+        yield self.first_rows
+        for first_line, block in self.blocks:
+            yield self.parse(first_line, block)
+
+    def row_chunks(self, chunk_size):
+        """The rows after the header in :class:`FactorizedRows` of exactly
+        ``chunk_size`` rows (the last may be shorter)."""
+        return rechunk(self.pieces(), chunk_size, concatenate_rows)
+
+    def parse(self, first_line, block):
+        """The :class:`FactorizedRows` of a block of whole lines."""
+        width = len(self.header)
+        if not block.strip(b"\r\n"):
+            return self.python_rows(first_line, block)
+        if block.count(b'"') % 2:  # ends inside quotes
+            return self.python_rows(first_line, block)
+        names = [str(i) for i in range(width)]
+        string = pa.dictionary(pa.int32(), pa.string())
+        try:
+            table = pa_csv.read_csv(
+                pa.py_buffer(block),
+                read_options=pa_csv.ReadOptions(column_names=names),
+                parse_options=pa_csv.ParseOptions(newlines_in_values=b'"' in block),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=dict.fromkeys(names, string),
+                    null_values=[],
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+        except pa.ArrowException:
+            return self.python_rows(first_line, block)
+        lines = row_lines(block, first_line, table.num_rows)
+        if lines is None:
+            return self.python_rows(first_line, block)
+        table = table.unify_dictionaries()
+        columns = []
+        for column in table.columns:
+            chunks = column.chunks
+            distinct = chunks[0].dictionary.to_pylist() if chunks else []
+            codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
+            columns.append(
+                Factorized(
+                    np.array(distinct, dtype=object),
+                    np.concatenate(codes) if codes else np.zeros(0, np.intp),
+                )
+            )
+        return FactorizedRows(columns, lines)
+
+    def python_rows(self, first_line, block):
+        """A block read by the csv module, as :class:`FactorizedRows`."""
+        text = decode(self.path, first_line, block)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = self._rows(reader, first_line, len(self.header))
+        return FactorizedRows([factorize(column) for column in rows.columns], rows.lines)
