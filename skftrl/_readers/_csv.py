@@ -161,7 +161,7 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
     return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
 
 
-def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None):
+def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None, hasher=None):
     """Chunks of the rows ``rows`` (each ``(values, lines)``) of the open CSV
     input ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
 
@@ -176,11 +176,14 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
     unless ignored. ``names`` (a :class:`~._hashing.FeatureNames`) records
     the names of hashed features. ``on_first_chunk(values, y)`` sees the
     first chunk's numeric columns (a dict of float arrays) and labels.
+    ``hasher`` (by default ``ColumnHasher(hash_bits=spec.hash_bits)``) hashes
+    the columns.
     """
     from ..preprocessing import ColumnHasher
 
     path = source.path
-    hasher = ColumnHasher(hash_bits=spec.hash_bits)
+    if hasher is None:
+        hasher = ColumnHasher(hash_bits=spec.hash_bits)
     positions = {name: source.position(name, "feature") for name in spec.kinds}
     label_position = weight_position = None
     if labels:
