@@ -23,7 +23,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 from ._readers._csv import csv_chunks, first_chunk_kinds, open_csv_input
-from ._readers._csv_values import parse_numbers
+from ._readers._csv_values import PYTHON_CATEGORICAL_HINT, parse_numbers
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
 from ._readers._sources import DataError, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
@@ -220,7 +220,10 @@ def iter_csv(
             [name for name in header if name not in {*features, label_column, weight_column}],
         )
         labels = label_column is not None
-        for chunk in csv_chunks(csv_input, rows, spec, labels, hasher=hasher):
+        chunks = csv_chunks(
+            csv_input, rows, spec, labels, hasher=hasher, hint=PYTHON_CATEGORICAL_HINT
+        )
+        for chunk in chunks:
             yield chunk.X, chunk.y, chunk.sample_weight
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from ._chunks import Chunk, collect_classes
 from ._csv_text import CsvInput
 from ._csv_values import (
+    CATEGORICAL_HINT,
     as_strings,
     check_labels_present,
     distinct_values,
@@ -161,7 +162,16 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
     return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
 
 
-def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None, hasher=None):
+def csv_chunks(
+    source,
+    rows,
+    spec,
+    labels=True,
+    names=None,
+    on_first_chunk=None,
+    hasher=None,
+    hint=CATEGORICAL_HINT,
+):
     """Chunks of the rows ``rows`` (each ``(values, lines)``) of the open CSV
     input ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
 
@@ -177,7 +187,7 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None,
     the names of hashed features. ``on_first_chunk(values, y)`` sees the
     first chunk's numeric columns (a dict of float arrays) and labels.
     ``hasher`` (by default ``ColumnHasher(hash_bits=spec.hash_bits)``) hashes
-    the columns.
+    the columns; ``hint`` says what reads a column as categories.
     """
     from ..preprocessing import ColumnHasher
 
@@ -201,7 +211,7 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None,
         columns, numbers_of = {}, {}
         for name, kind in spec.kinds.items():
             if kind == "numeric":
-                numbers_of[name] = numeric_values(path, name, values[positions[name]], lines)
+                numbers_of[name] = numeric_values(path, name, values[positions[name]], lines, hint)
                 columns[name] = numbers_of[name]
             else:
                 columns[name] = text_categories(values[positions[name]])

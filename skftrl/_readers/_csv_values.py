@@ -107,7 +107,13 @@ def parse_weights(path, values, lines, column):
     return weights
 
 
-def numeric_values(path, column, values, lines):
+# How an error names what reads a column as categories: the command line's
+# option, or the argument of ColumnHasher (skftrl.readers).
+CATEGORICAL_HINT = "--categorical {column}"
+PYTHON_CATEGORICAL_HINT = "ColumnHasher(categorical=[{column!r}])"
+
+
+def numeric_values(path, column, values, lines, hint=CATEGORICAL_HINT):
     """A numeric column's values, NaN where missing; DataError at a value that is not a number."""
     numbers = parse_numbers(values)
     if numbers is None or np.isinf(numbers).any():
@@ -116,6 +122,6 @@ def numeric_values(path, column, values, lines):
             path,
             line,
             f"column {column!r} holds numbers, but this value is {value!r} "
-            f"(--categorical {column} reads every value as a category)",
+            f"({hint.format(column=column)} reads every value as a category)",
         )
     return numbers
