@@ -20,14 +20,20 @@ from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ._chunks import rechunk
 from ._csv_text import CsvInput, decode
+from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing
 from ._hashing import Factorized, concatenate_factorized, factorize
-from ._sources import DataError
+from ._sources import DataError, read_ahead
 
 NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
+MISSING_VALUES = pa.array(MISSING_SPELLINGS, pa.string())
+# A value that starts or ends with a character str.strip() removes.
+SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE) + "]"
+PADDED = f"^{SPACE}|{SPACE}$"
 
 
 class FactorizedRows(NamedTuple):
@@ -60,16 +66,16 @@ def row_lines(block, first_line, n_rows):
     """The line each row of a block starts on, as the csv module counts rows
     (blank lines hold none); None when the block does not have ``n_rows``
     such rows."""
-    if b'"' not in block:  # a row a line, unless lines are blank
-        n_lines = block.count(b"\n") + (not block.endswith(b"\n"))
-        if n_lines == n_rows:
-            return np.arange(first_line, first_line + n_rows)
+    n_newlines = block.count(b"\n")
+    bare_returns = b"\r" in block and block.count(b"\r") - block.count(b"\r\n")
+    if not bare_returns and n_newlines + (not block.endswith(b"\n")) == n_rows:
+        # A row a line: a blank line or a newline inside quotes would add a
+        # line, and a carriage return alone ends a row as a newline does.
+        return np.arange(first_line, first_line + n_rows)
     data = np.frombuffer(block, dtype=np.uint8)
     newlines = np.flatnonzero(data == NEWLINE)
-    ends = newlines
-    if b'"' in block:
-        quotes_before = np.cumsum(data == QUOTE)[newlines]
-        ends = newlines[quotes_before % 2 == 0]
+    quotes = np.flatnonzero(data == QUOTE)
+    ends = newlines[np.searchsorted(quotes, newlines) % 2 == 0]  # outside quotes
     starts = np.concatenate([[0], ends + 1])
     lengths = np.concatenate([ends, [len(data)]]) - starts
     first_bytes = np.append(data, 0)[starts]
@@ -78,6 +84,17 @@ def row_lines(block, first_line, n_rows):
     if len(starts) != n_rows:
         return None
     return first_line + np.searchsorted(newlines, starts)
+
+
+def missing_values(dictionary):
+    """Which values of an Arrow string array are missing values of CSV text
+    (:func:`~._csv_values.is_missing`): the spellings of the markers, and any
+    value with spaces around it that is one."""
+    missing = pc.is_in(dictionary, value_set=MISSING_VALUES).to_numpy(zero_copy_only=False)
+    padded = pc.match_substring_regex(dictionary, PADDED).to_numpy(zero_copy_only=False)
+    for position in np.flatnonzero(padded):
+        missing[position] = is_missing(dictionary[int(position)].as_py())
+    return missing
 
 
 class ArrowCsvInput(CsvInput):
@@ -105,15 +122,17 @@ class ArrowCsvInput(CsvInput):
 
     def row_chunks(self, chunk_size):
         """The rows after the header in :class:`FactorizedRows` of exactly
-        ``chunk_size`` rows (the last may be shorter)."""
-        return rechunk(self.pieces(), chunk_size, concatenate_rows)
+        ``chunk_size`` rows (the last may be shorter), read and parsed ahead
+        in a thread: pyarrow parses the next block while this one is used."""
+        return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
 
     def parse(self, first_line, block):
         """The :class:`FactorizedRows` of a block of whole lines."""
         width = len(self.header)
         if not block.strip(b"\r\n"):
             return self.python_rows(first_line, block)
-        if block.count(b'"') % 2:  # ends inside quotes
+        quoted = b'"' in block
+        if quoted and block.count(b'"') % 2:  # ends inside quotes
             return self.python_rows(first_line, block)
         names = [str(i) for i in range(width)]
         string = pa.dictionary(pa.int32(), pa.string())
@@ -121,7 +140,7 @@ class ArrowCsvInput(CsvInput):
             table = pa_csv.read_csv(
                 pa.py_buffer(block),
                 read_options=pa_csv.ReadOptions(column_names=names),
-                parse_options=pa_csv.ParseOptions(newlines_in_values=b'"' in block),
+                parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
                 convert_options=pa_csv.ConvertOptions(
                     column_types=dict.fromkeys(names, string),
                     null_values=[],
@@ -138,12 +157,13 @@ class ArrowCsvInput(CsvInput):
         columns = []
         for column in table.columns:
             chunks = column.chunks
-            distinct = chunks[0].dictionary.to_pylist() if chunks else []
+            dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
             codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
             columns.append(
                 Factorized(
-                    np.array(distinct, dtype=object),
+                    np.array(dictionary.to_pylist(), dtype=object),
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
+                    missing_values(dictionary),
                 )
             )
         return FactorizedRows(columns, lines)

@@ -7,6 +7,8 @@ at fault. A column's values are an object array of strings (one a row), or a
 values are parsed once each.
 """
 
+from itertools import product
+
 import numpy as np
 
 from ._hashing import Factorized, factorize
@@ -15,20 +17,46 @@ from ._sources import DataError
 # CSV values that mean "missing" (compared after strip and lower-casing):
 # a missing value adds no feature.
 MISSING = frozenset({"", "na", "nan", "n/a", "null"})
+# The values that are missing without spaces around them: every spelling of
+# MISSING in upper and lower case (no other character lower-cases to n, a,
+# u, l or /).
+MISSING_SPELLINGS = sorted(
+    "".join(letters)
+    for marker in MISSING
+    for letters in product(*({c.lower(), c.upper()} for c in marker))
+)
+# The characters str.strip() removes (str.isspace()), which a CSV value
+# read as missing may have around it.
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def is_missing(value):
     return value.strip().lower() in MISSING
 
 
+def missing_mask(values):
+    """Which distinct values of a :class:`~._hashing.Factorized` column are
+    missing (computed for those some row holds, when not known)."""
+    if values.missing is not None:
+        return values.missing
+    used = values.used()
+    missing = np.zeros(len(values.distinct), dtype=bool)
+    missing[used] = [is_missing(value) for value in values.distinct[used]]
+    return missing
+
+
 def parse_numbers(values):
     """Floats of CSV values, NaN for missing ones; None if one is not a number."""
     if isinstance(values, Factorized):
-        numbers = parse_numbers(values.present())
+        read = values.used() & ~missing_mask(values)
+        numbers = parse_numbers(values.distinct[read])
         if numbers is None:
             return None
         of_distinct = np.full(len(values.distinct), np.nan)
-        of_distinct[values.used()] = numbers
+        of_distinct[read] = numbers
         return values.per_row(of_distinct, np.nan)
     try:
         numbers = np.array(values, dtype=np.float64)  # float() of each string
@@ -59,10 +87,7 @@ def text_categories(values):
     values made missing."""
     if not isinstance(values, Factorized):
         values = factorize(values)
-    used = values.used()
-    missing = np.zeros(len(values.distinct), dtype=bool)
-    missing[used] = [is_missing(value) for value in values.distinct[used]]
-    return values.without(missing)
+    return values.without(missing_mask(values))
 
 
 def check_labels_present(path, label_values, lines):

@@ -37,21 +37,23 @@ class Factorized:
 
     ``codes[i]`` is row ``i``'s index into ``distinct`` (an object array),
     -1 where the row's value is missing. Slicing (``column[start:stop]``)
-    slices the codes and keeps the distinct values.
+    slices the codes and keeps the distinct values. ``missing``, when known,
+    marks the distinct values that a CSV reader reads as missing.
     """
 
-    __slots__ = ("distinct", "codes")
+    __slots__ = ("distinct", "codes", "missing")
 
-    def __init__(self, distinct, codes):
+    def __init__(self, distinct, codes, missing=None):
         self.distinct = np.asarray(distinct, dtype=object)
         self.codes = np.asarray(codes, dtype=np.intp)
+        self.missing = missing
 
     def __len__(self):
         return len(self.codes)
 
     def __getitem__(self, rows):
         if isinstance(rows, slice):
-            return Factorized(self.distinct, self.codes[rows])
+            return Factorized(self.distinct, self.codes[rows], self.missing)
         code = self.codes[rows]
         return None if code < 0 else self.distinct[code]
 
@@ -107,8 +109,11 @@ def concatenate_factorized(columns):
         np.where(column.codes >= 0, column.codes + offset, -1)
         for column, offset in zip(columns, offsets)
     ]
+    missing = None
+    if all(column.missing is not None for column in columns):
+        missing = np.concatenate([column.missing for column in columns])
     return Factorized(
-        np.concatenate([column.distinct for column in columns]), np.concatenate(codes)
+        np.concatenate([column.distinct for column in columns]), np.concatenate(codes), missing
     )
 
 
