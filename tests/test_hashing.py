@@ -143,6 +143,8 @@ def frame():
             "clicks": pd.array([1, None, 3, 0, 2, None], dtype="Int64"),
             "new": [True, False, True, False, False, True],
             "mixed": pd.Series([1, "x", 2.5, None, "x", float("nan")], dtype=object),
+            "device": ["phone", None, "tablet", "phone", "desk", "phone"],  # pandas' str
+            "os": pd.array(["ios", "android", None, "ios", "ios", None], dtype="string"),
         }
     )
 
@@ -167,7 +169,7 @@ def frame_rows():
 
 
 def test_a_dataframe_of_every_kind_of_column():
-    interactions = [("site", "app"), ("app", "hour"), ("mixed", "site")]
+    interactions = [("site", "app"), ("app", "hour"), ("mixed", "site"), ("device", "os")]
     X = ColumnHasher(hash_bits=HASH_BITS, interactions=interactions).transform(frame())
     assert np.array_equal(X.toarray(), slow_reference(frame_rows(), interactions))
 
