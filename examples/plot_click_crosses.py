@@ -109,14 +109,14 @@ for name, curve in curves.items():
 # %%
 # The figure
 # ----------
-fig, ax = plt.subplots(figsize=(8, 4.5))
+fig, ax = plt.subplots(figsize=(8, 5.5))
 for name, curve in curves.items():
     style = "--" if name == "the true probabilities" else "-"
     ax.plot(seen, curve, style, label=name)
 ax.set_xlabel("rows streamed")
 ax.set_ylabel("progressive log loss (running mean)")
 ax.set_title("Raw click rows hashed by ColumnHasher, learned by partial_fit")
-ax.legend()
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
 ax.grid(True, alpha=0.3)
 fig.tight_layout()
 plt.show()

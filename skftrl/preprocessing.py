@@ -167,7 +167,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         return names_by_column(features, self.hash_bits)
 
     def get_feature_names_out(self, input_features=None):
-        """Names for the output columns: ``columnhasher0`` to ``columnhasher{2**hash_bits - 1}``.
+        """Name the output columns ``columnhasher0`` to ``columnhasher{2**hash_bits - 1}``.
 
         Hashed columns have no meaningful names (see :meth:`hashed_names` for
         the features behind each); these let a pipeline name its outputs.
