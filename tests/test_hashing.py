@@ -266,3 +266,26 @@ def test_fit_learns_nothing_and_fit_transform_is_transform():
     before = dict(vars(hasher))
     assert hasher.fit(ROWS) is hasher and vars(hasher) == before
     assert (hasher.fit_transform(ROWS) != hasher.transform(ROWS)).nnz == 0
+
+
+@needs_readers_extra
+def test_arrow_columns_of_every_index_and_string_type_hash_as_python_values():
+    # polars exports categories with unsigned indices and strings as views.
+    import pyarrow as pa
+
+    values = ["x", None, "y", "x"]
+    rows = [{"a": v, "b": v, "c": v, "d": v} for v in values]
+    table = pa.table(
+        {
+            "a": pa.DictionaryArray.from_arrays(
+                pa.array([0, None, 1, 0], pa.uint32()), pa.array(["x", "y"])
+            ),
+            "b": pa.DictionaryArray.from_arrays(
+                pa.array([1, None, 0, 1], pa.uint8()), pa.array(["y", "x"], pa.large_string())
+            ),
+            "c": pa.array(values, pa.string_view()),
+            "d": pa.array(values, pa.large_string()),
+        }
+    )
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "c")])
+    assert (hasher.transform(table) != hasher.transform(rows)).nnz == 0

@@ -117,7 +117,7 @@ def arrow_column(array, by_value):
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             array = array.cast(pa.string())
         array = pc.dictionary_encode(array)
-    codes = pc.fill_null(array.indices, -1).to_numpy(zero_copy_only=False)
+    codes = pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
     distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
     return Column(categories=Factorized(distinct, codes))
 
