@@ -55,7 +55,7 @@ def bike_csv(directory, rows):
     """hour.csv stacked to at least ``rows`` rows (each copy numbered on)."""
     text = gzip.decompress((files("skftrl") / "_data" / "bike_sharing_hour.csv.gz").read_bytes())
     header, _, body = text.partition(b"\n")
-    body = body.rstrip(b"\n") + b"\n"
+    body = body.rstrip(b"\r\n") + b"\r\n"  # its lines end with CRLF
     copies = -(-rows // body.count(b"\n"))
     path = directory / "bike.csv"
     with open(path, "wb") as file:

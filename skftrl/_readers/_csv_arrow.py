@@ -78,12 +78,29 @@ def row_lines(block, first_line, n_rows):
     ends = newlines[np.searchsorted(quotes, newlines) % 2 == 0]  # outside quotes
     starts = np.concatenate([[0], ends + 1])
     lengths = np.concatenate([ends, [len(data)]]) - starts
-    first_bytes = np.append(data, 0)[starts]
+    first_bytes = data[np.minimum(starts, len(data) - 1)]  # of a line of one byte
     blank = (lengths == 0) | ((lengths == 1) & (first_bytes == CARRIAGE_RETURN))
     starts = starts[~blank]
     if len(starts) != n_rows:
         return None
     return first_line + np.searchsorted(newlines, starts)
+
+
+def numbers_of(dictionary, missing):
+    """The numbers of an Arrow string array's values (NaN where ``missing``),
+    or None when one is not a number as pyarrow reads numbers.
+
+    pyarrow's reading of a number is Python's ``float()`` (both correctly
+    rounded), and it refuses what ``float()`` reads in other forms (spaces,
+    underscores, non-ASCII digits): a column of those is parsed by Python.
+    """
+    numbers = np.full(len(dictionary), np.nan)
+    try:
+        read = pc.cast(dictionary.filter(pa.array(~missing)), pa.float64())
+    except pa.ArrowInvalid:
+        return None
+    numbers[~missing] = read.to_numpy(zero_copy_only=False)
+    return numbers
 
 
 def missing_values(dictionary):
@@ -159,11 +176,13 @@ class ArrowCsvInput(CsvInput):
             chunks = column.chunks
             dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
             codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
+            missing = missing_values(dictionary)
             columns.append(
                 Factorized(
                     np.array(dictionary.to_pylist(), dtype=object),
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
-                    missing_values(dictionary),
+                    missing,
+                    numbers_of(dictionary, missing),
                 )
             )
         return FactorizedRows(columns, lines)

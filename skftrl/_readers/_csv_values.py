@@ -51,6 +51,8 @@ def missing_mask(values):
 def parse_numbers(values):
     """Floats of CSV values, NaN for missing ones; None if one is not a number."""
     if isinstance(values, Factorized):
+        if values.numbers is not None:  # parsed with the text
+            return values.per_row(values.numbers, np.nan)
         read = values.used() & ~missing_mask(values)
         numbers = parse_numbers(values.distinct[read])
         if numbers is None:
@@ -92,7 +94,11 @@ def text_categories(values):
 
 def check_labels_present(path, label_values, lines):
     """DataError at the first row whose label is missing."""
-    if any(is_missing(value) for value in distinct_values(label_values)):
+    if isinstance(label_values, Factorized):
+        some_missing = missing_mask(label_values)[label_values.used()].any()
+    else:
+        some_missing = any(is_missing(value) for value in set(label_values))
+    if some_missing:
         for value, line in zip(label_values, lines):
             if is_missing(value):
                 raise DataError(path, int(line), f"missing label {value!r}")

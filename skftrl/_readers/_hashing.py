@@ -37,23 +37,26 @@ class Factorized:
 
     ``codes[i]`` is row ``i``'s index into ``distinct`` (an object array),
     -1 where the row's value is missing. Slicing (``column[start:stop]``)
-    slices the codes and keeps the distinct values. ``missing``, when known,
-    marks the distinct values that a CSV reader reads as missing.
+    slices the codes and keeps the distinct values. A CSV reader may know
+    more of the distinct values: ``missing`` marks those it reads as missing,
+    and ``numbers`` holds their numbers (NaN where missing) when every one
+    is a number or missing.
     """
 
-    __slots__ = ("distinct", "codes", "missing")
+    __slots__ = ("distinct", "codes", "missing", "numbers")
 
-    def __init__(self, distinct, codes, missing=None):
+    def __init__(self, distinct, codes, missing=None, numbers=None):
         self.distinct = np.asarray(distinct, dtype=object)
         self.codes = np.asarray(codes, dtype=np.intp)
         self.missing = missing
+        self.numbers = numbers
 
     def __len__(self):
         return len(self.codes)
 
     def __getitem__(self, rows):
         if isinstance(rows, slice):
-            return Factorized(self.distinct, self.codes[rows], self.missing)
+            return Factorized(self.distinct, self.codes[rows], self.missing, self.numbers)
         code = self.codes[rows]
         return None if code < 0 else self.distinct[code]
 
@@ -62,8 +65,7 @@ class Factorized:
 
     def values(self):
         """Each row's value (None where missing), as an object array."""
-        values = np.append(self.distinct, None)  # code -1: the None
-        return values[self.codes]
+        return self.per_row(self.distinct, None)
 
     def used(self):
         """A mask of the distinct values some row holds."""
@@ -78,7 +80,13 @@ class Factorized:
     def per_row(self, of_distinct, missing):
         """``of_distinct`` (one entry a distinct value) spread over the rows,
         ``missing`` where a row's value is missing."""
-        return np.append(of_distinct, missing)[self.codes]
+        if not len(of_distinct):
+            return np.full(len(self.codes), missing, dtype=np.asarray(of_distinct).dtype)
+        spread = of_distinct[self.codes]
+        absent = self.codes < 0
+        if absent.any():
+            spread[absent] = missing
+        return spread
 
     def without(self, missing):
         """This column with the rows whose value is one where the mask
@@ -86,7 +94,7 @@ class Factorized:
         if not missing.any():
             return self
         recoded = np.where(missing, -1, np.arange(len(self.distinct)))
-        return Factorized(self.distinct, np.append(recoded, -1)[self.codes])
+        return Factorized(self.distinct, self.per_row(recoded, -1))
 
 
 def factorize(values):
@@ -109,11 +117,12 @@ def concatenate_factorized(columns):
         np.where(column.codes >= 0, column.codes + offset, -1)
         for column, offset in zip(columns, offsets)
     ]
-    missing = None
-    if all(column.missing is not None for column in columns):
-        missing = np.concatenate([column.missing for column in columns])
+    known = {}
+    for name in ("missing", "numbers"):
+        parts = [getattr(column, name) for column in columns]
+        known[name] = None if any(part is None for part in parts) else np.concatenate(parts)
     return Factorized(
-        np.concatenate([column.distinct for column in columns]), np.concatenate(codes), missing
+        np.concatenate([column.distinct for column in columns]), np.concatenate(codes), **known
     )
 
 
