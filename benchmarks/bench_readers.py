@@ -15,9 +15,11 @@ Each repeat reads each file with pyarrow's parser, with the csv module's
 (``parser="python"``), with the reader of ``--baseline REVISION`` if given
 (exported from git, imported under a name of its own), and reads its
 Parquet copy (``iter_parquet``), in turns, so that the machine's load hits
-them alike. Printed: the rows/s of each (median of the repeats), the median
-of the repeats' pyarrow/python ratios, and whether the chunks are identical
-(X, labels, lines; Parquet: X and labels).
+them alike. Printed: the rows/s of each (median of the repeats), by wall
+time and by the process's CPU time (all threads; waiting for a CPU on a
+shared machine does not inflate it), the medians of the repeats'
+pyarrow/python ratios, and whether the chunks are identical (X, labels,
+lines; Parquet: X and labels).
 
     python benchmarks/bench_readers.py [--rows 1000000] [--repeats 3]
         [--chunk-size 10000] [--baseline REVISION]
@@ -96,10 +98,11 @@ def parquet_copy(path):
 
 
 def read_all(chunks):
-    """Every chunk of a reader, and the seconds it took."""
-    start = time.perf_counter()
+    """Every chunk of a reader, and the seconds it took: wall time, and the
+    process's CPU time (all threads), which waiting for a CPU does not inflate."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     kept = list(chunks)
-    return time.perf_counter() - start, kept
+    return (time.perf_counter() - start, time.process_time() - start_cpu), kept
 
 
 def same_chunks(first, second, lines=True):
@@ -141,21 +144,21 @@ def bench_file(path, label, ignored, args, baseline):
     if baseline is not None:
         old_spec = baseline[0].CsvSpec(label, spec.kinds, True, HASH_BITS, None, list(ignored))
         readers[args.baseline] = lambda: baseline[1].read_csv(path, old_spec, args.chunk_size)
-    seconds = {name: [] for name in readers}
+    seconds = {name: [] for name in readers}  # (wall, cpu) of each repeat
     chunks = {}
     for _ in range(args.repeats):
         for name, reader in readers.items():
             elapsed, chunks[name] = read_all(reader())
             seconds[name].append(elapsed)
     print(f"\n{path.name}: {n_rows:,} rows, {path.stat().st_size / 2**20:,.0f} MiB")
+    print(f"  {'reader':<10} {'rows/s (wall)':>14} {'rows/s (CPU)':>14}")
     for name in readers:
-        rate = n_rows / statistics.median(seconds[name])
-        print(f"  {name:<10} {rate:>12,.0f} rows/s")
-    ratios = [p / a for p, a in zip(seconds["python"], seconds["pyarrow"])]
-    print(f"  pyarrow / python: {statistics.median(ratios):.2f}x (median of paired ratios)")
-    if baseline is not None:
-        ratios = [b / a for b, a in zip(seconds[args.baseline], seconds["pyarrow"])]
-        print(f"  pyarrow / {args.baseline}: {statistics.median(ratios):.2f}x")
+        wall, cpu = (statistics.median(times) for times in zip(*seconds[name]))
+        print(f"  {name:<10} {n_rows / wall:>14,.0f} {n_rows / cpu:>14,.0f}")
+    for other in ["python", args.baseline] if baseline is not None else ["python"]:
+        ratios = [(o[0] / a[0], o[1] / a[1]) for o, a in zip(seconds[other], seconds["pyarrow"])]
+        wall, cpu = (statistics.median(values) for values in zip(*ratios))
+        print(f"  pyarrow / {other}: {wall:.2f}x wall, {cpu:.2f}x CPU (medians of paired ratios)")
     checks = {
         "pyarrow == python": same_chunks(chunks["pyarrow"], chunks["python"]),
         "parquet == csv": same_chunks(chunks["parquet"], chunks["pyarrow"], lines=False),

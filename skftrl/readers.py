@@ -146,8 +146,8 @@ def iter_csv(
     ``NaN``, ``N/A`` or ``null`` (in any case, spaces around ignored).
 
     With pyarrow installed (``pip install 'skftrl[readers]'``), the text is
-    parsed by pyarrow, several times faster than by Python's :mod:`csv`
-    module; the rows are the same either way.
+    parsed by pyarrow, faster than by Python's :mod:`csv` module (see
+    :ref:`bench-readers`); the rows are the same either way.
 
     Parameters
     ----------
