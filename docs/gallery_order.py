@@ -6,6 +6,7 @@ EXAMPLES = [
     "plot_fobos_rda_ftrl.py",
     "plot_streaming_file.py",
     "plot_hashing_grid_search.py",
+    "plot_click_crosses.py",
     "plot_multiclass_dna.py",
     "plot_regression_bike_sharing.py",
     "plot_ogd_least_squares.py",

@@ -7,7 +7,8 @@ An online learner never needs the whole training set in memory: it can read
 a file a few thousand lines at a time, learn from each chunk with
 ``partial_fit``, and let the chunk go. This example streams the
 gzip-compressed svmlight file of a9a that ships with skftrl, 1,000 lines at a
-time, and follows two running metrics as the model learns:
+time, with :func:`skftrl.readers.iter_libsvm`, and follows two running
+metrics as the model learns:
 
 * the **progressive validation** loss: each chunk is scored before it is
   learned from, so every score is on unseen rows, with no held-out data
@@ -15,38 +16,28 @@ time, and follows two running metrics as the model learns:
 * the loss on the **held-out** file a9a.t, which a real stream would not
   have, shown here to check that the progressive loss tells the truth.
 
-The ``skftrl train`` command (see :doc:`/cli`) streams files the same way.
+The readers of :mod:`skftrl.readers` (LIBSVM, CSV, Parquet and Vowpal
+Wabbit's text) are what the ``skftrl train`` command (see :doc:`/cli`) reads
+its files with.
 """
 
 # %%
 # Read the file chunk by chunk
 # ----------------------------
-# :func:`~sklearn.datasets.load_svmlight_file` parses any file-like object,
-# so each chunk of lines is parsed on its own. ``n_features`` must be given:
-# a chunk need not contain the highest feature index. Any svmlight file,
-# compressed or not, can be streamed this way; here it is the one shipped in
-# the package.
-import gzip
-import io
+# :func:`~skftrl.readers.iter_libsvm` yields ``(X, y, sample_weight)`` for
+# each chunk of ``chunk_size`` lines of a file, plain or compressed (gzip,
+# bz2, xz, zstd). ``n_features`` fixes the width of every chunk: a chunk
+# need not contain the highest feature index, and a stream cannot be read
+# twice to find it. Here the file is the one shipped in the package.
 from importlib.resources import files
-from itertools import islice
 
 import matplotlib.pyplot as plt
 import numpy as np
-from sklearn.datasets import load_svmlight_file
 from sklearn.metrics import log_loss
 
 from skftrl import FTRLClassifier
 from skftrl.datasets import load_a9a
-
-
-def svmlight_chunks(path, n_lines, n_features):
-    """Yield (X, y) for each block of ``n_lines`` lines of an svmlight file."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as lines:
-        while chunk := list(islice(lines, n_lines)):
-            yield load_svmlight_file(io.BytesIO(b"".join(chunk)), n_features=n_features)
-
+from skftrl.readers import iter_libsvm
 
 train_file = files("skftrl") / "_data" / "a9a.gz"
 _, _, X_test, y_test = load_a9a()  # only to check the progressive loss
@@ -58,7 +49,7 @@ classes = np.array([-1.0, 1.0])  # the labels the stream may contain
 model = FTRLClassifier(learning_rate=0.1, beta=1.0, l1=1.0)
 rows_seen, progressive_sum, rows_scored = 0, 0.0, 0
 curve = {"rows": [], "progressive": [], "held_out": [], "nonzero": []}
-for X_chunk, y_chunk in svmlight_chunks(train_file, n_lines=1000, n_features=123):
+for X_chunk, y_chunk, _ in iter_libsvm(train_file, n_features=123, chunk_size=1000):
     if rows_seen > 0:  # score the chunk before learning it
         proba = model.predict_proba(X_chunk)
         progressive_sum += log_loss(y_chunk, proba, labels=classes, normalize=False)

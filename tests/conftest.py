@@ -3,12 +3,23 @@
 import copy
 import functools
 import importlib.util
+import os
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 HAS_NUMBA = importlib.util.find_spec("numba") is not None
+
+# The tests of pyarrow's CSV parser, Parquet, Arrow tables and zstd (the
+# readers extra) are skipped where it is not installed, unless
+# SKFTRL_REQUIRE_READERS=1 (CI's full stage), which makes them run and fail.
+READERS_EXTRA = ("pyarrow", "zstandard")
+HAS_READERS_EXTRA = all(importlib.util.find_spec(name) for name in READERS_EXTRA)
+needs_readers_extra = pytest.mark.skipif(
+    not HAS_READERS_EXTRA and os.environ.get("SKFTRL_REQUIRE_READERS") != "1",
+    reason="pyarrow and zstandard are not installed (pip install 'skftrl[readers]')",
+)
 
 # Hypothesis (tests/test_properties.py). "ci", the default, is fixed: a set
 # number of examples, derandomized so that every run draws the same ones (a

@@ -15,12 +15,18 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .._readers._cache import ChunkCache
-from .._readers._csv import feature_columns, first_chunk_kinds, ignored_columns, scan_csv
-from .._readers._csv_text import CsvInput
+from .._readers._chunks import collect_classes
+from .._readers._csv import (
+    feature_columns,
+    first_chunk_kinds,
+    ignored_columns,
+    open_csv_input,
+    scan_csv,
+)
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, is_regular_file
-from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec
+from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, VwSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
 from ._progress import Progress
@@ -47,7 +53,7 @@ class TrainingInput(NamedTuple):
 
 
 def check_format_options(args, data_kind):
-    """Options that belong to the other format are mistakes, not silently ignored."""
+    """Options that belong to another format are mistakes, not silently ignored."""
     csv_only = {
         "--label-column": args.label_column,
         "--weight-column": args.weight_column,
@@ -58,20 +64,23 @@ def check_format_options(args, data_kind):
     if data_kind == "csv":
         if args.label_column is None and args.initial_model is None:
             raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
-        if args.n_features is not None or args.zero_based:
-            raise UsageError(
-                "--n-features and --zero-based are for LIBSVM data; "
-                "CSV data is hashed (--hash-bits)"
-            )
     else:
         given = [option for option, value in csv_only.items() if value is not None]
         if given:
+            name = "VW text" if data_kind == "vw" else "LIBSVM"
             raise UsageError(
-                f"{args.data} is read as LIBSVM, which takes no {', '.join(given)} "
+                f"{args.data} is read as {name}, which takes no {', '.join(given)} "
                 "(use --format csv for CSV data)"
             )
-        if args.n_features is not None and args.hash_bits is not None:
-            raise UsageError("--n-features or --hash-bits, not both")
+    if data_kind != "libsvm":
+        if args.n_features is not None or args.zero_based:
+            name = "VW text" if data_kind == "vw" else "CSV data"
+            raise UsageError(
+                f"--n-features and --zero-based are for LIBSVM data; {name} is hashed "
+                "(--hash-bits)"
+            )
+    elif args.n_features is not None and args.hash_bits is not None:
+        raise UsageError("--n-features or --hash-bits, not both")
 
 
 def resolve_input(args, data_kind, initial, initial_spec, estimator, report, resources):
@@ -100,6 +109,8 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
     began = time.perf_counter()
     if data_kind == "libsvm":
         found = libsvm_input(args, classes, numeric_classes, estimator, resources)
+    elif data_kind == "vw":
+        found = vw_input(args, classes, numeric_classes, estimator, resources)
     else:
         found = csv_input(args, classes, numeric_classes, resources)
     if found.classes is not None and len(found.classes) < 2:
@@ -172,6 +183,42 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
     return TrainingInput(spec, classes, scan.n_rows, None, scan_cache=cache)
 
 
+def vw_input(args, classes, numeric_classes, estimator, resources):
+    """VW text: hashed into 2**--hash-bits columns; the classes from a scan
+    (which caches its chunks) unless --classes."""
+    if args.classes is not None and not numeric_classes:
+        raise UsageError(f"VW labels are numbers: --classes {args.classes}")
+    spec = VwSpec(DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits)
+    check_memory(estimator, spec.n_features, classes)
+    if args.task != "classify" or classes is not None:
+        return TrainingInput(spec, classes, None, None)
+    if not is_regular_file(args.data):
+        raise stream_error(args, width_missing=False)
+    cache = None
+    if not args.no_cache:
+        cache = resources.enter_context(contextlib.closing(ChunkCache()))
+    with scan_progress(args) as progress:
+        chunks = spec.chunks(args.data, args.chunk_size)
+        n_rows, labels = scan_labels(args.data, chunks, progress, cache)
+    if n_rows == 0:
+        raise DataError(args.data, None, "no data rows")
+    return TrainingInput(spec, labels, n_rows, None, scan_cache=cache)
+
+
+def scan_labels(path, chunks, progress, cache):
+    """``(n_rows, labels)``: a first pass over the ``chunks`` of ``path``
+    counting the rows and collecting the distinct labels (sorted); each chunk
+    written to ``cache`` if it is not None."""
+    n_rows, labels = 0, set()
+    for chunk in chunks:
+        collect_classes(path, int(chunk.lines[-1]), np.unique(chunk.y).tolist(), labels)
+        if cache is not None:
+            cache.write(chunk)
+        n_rows += chunk.n_rows
+        progress(n_rows)
+    return n_rows, np.array(sorted(labels))
+
+
 def csv_input(args, classes, numeric_classes, resources):
     """A CSV input: the column kinds and the classes from a scan when the
     classes are not known, else the kinds of the first chunk."""
@@ -211,7 +258,7 @@ def csv_input(args, classes, numeric_classes, resources):
 def open_csv(path, chunk_size, resources):
     """``(source, rows)``: a CSV input opened (and closed by ``resources``), and
     its rows in chunks."""
-    source = resources.enter_context(contextlib.closing(CsvInput(path)))
+    source = resources.enter_context(contextlib.closing(open_csv_input(path)))
     return source, source.row_chunks(chunk_size)
 
 

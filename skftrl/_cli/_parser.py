@@ -54,10 +54,11 @@ def hash_bits(text):
 
 
 TRAIN_DESCRIPTION = """\
-Train a model on a LIBSVM/svmlight or CSV file, streamed in chunks through
-partial_fit so that the file may be larger than memory. DATA is a path or -
-(standard input); pipes and FIFOs work; plain text or gzip, bz2 or xz
-compressed (recognised by their first bytes).
+Train a model on a LIBSVM/svmlight, CSV or VW text file, streamed in chunks
+through partial_fit so that the file may be larger than memory. DATA is a path or -
+(standard input); pipes and FIFOs work; plain text or gzip, bz2, xz or zstd
+compressed (recognised by their first bytes; zstd needs the zstandard
+package: pip install 'skftrl[readers]').
 
 One pass reads the data when the model's width and classes are known up
 front: from --n-features (or --hash-bits) and --classes, or from the model
@@ -76,9 +77,15 @@ CSV: a header line, then one row a line; --label-column names the label. A
 column whose values are all numbers (or missing: empty, NA, NaN, N/A, null) is
 numeric: its value is the feature at the hashed index of the column's name.
 Any other column, and every column named by --categorical, is categorical:
-"column=value" is hashed to a feature of value 1. Hashing is sklearn's
-FeatureHasher into 2**--hash-bits features. Without a first pass (regression,
-or --classes), the kinds are those of the first chunk's values.
+"column=value" is hashed to a feature of value 1. Hashing is
+skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
+into 2**--hash-bits features; pyarrow, where installed, parses the text.
+Without a first pass (regression, or --classes), the kinds are those of the
+first chunk's values.
+
+VW text (Vowpal Wabbit's format): "label [importance] ['tag]|namespace
+feature[:value] ...", importance weights as sample weights; a feature f of
+the namespace ns is hashed as "ns=f" into 2**--hash-bits features.
 
 Classification: the classes are the distinct labels of the training file
 (numbers when every label is a number, else strings), or --classes; two
@@ -235,9 +242,10 @@ def add_train_command(commands):
     )
     train.add_argument(
         "--format",
-        choices=["auto", "libsvm", "csv"],
+        choices=["auto", "libsvm", "csv", "vw"],
         default="auto",
-        help="auto (default): .csv (also compressed: .csv.gz) is CSV, anything else LIBSVM",
+        help="auto (default): .csv is CSV, .vw is VW text (also compressed: .csv.gz, "
+        ".vw.zst), anything else LIBSVM",
     )
     train.add_argument(
         "--classes",
@@ -263,7 +271,7 @@ def add_train_command(commands):
         "--hash-bits",
         metavar="B",
         type=hash_bits,
-        help="CSV: hash features into 2**B columns, 1 to 30 (default 20); "
+        help="CSV and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
         "LIBSVM: take indices modulo 2**B",
     )
     train.add_argument(

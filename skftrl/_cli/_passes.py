@@ -23,9 +23,12 @@ def pass_chunks(args, training, report, resources):
     """The chunks of each pass of a :class:`~._input.TrainingInput`, one
     iterable a pass; a cache made for the passes is closed by ``resources``."""
     path, spec, chunk_size = args.data, training.spec, args.chunk_size
-    if training.scan_cache is not None:  # the LIBSVM scan cached the rows as written
+    if training.scan_cache is not None:  # the scan cached the rows (LIBSVM: as written)
         for _ in range(args.passes):
-            yield (fit_to_model(path, chunk, spec) for chunk in training.scan_cache.chunks())
+            chunks = training.scan_cache.chunks()
+            if spec.format == "libsvm":
+                chunks = (fit_to_model(path, chunk, spec) for chunk in chunks)
+            yield chunks
         return
     if spec.format == "csv":
         # Opened already when the column kinds came from its first chunk.

@@ -23,7 +23,8 @@ class Chunk(NamedTuple):
     X: sp.csr_matrix
     y: np.ndarray  # None when labels are not read
     lines: np.ndarray  # the line number of each row, counted from 1
-    sample_weight: np.ndarray = None  # CSV --weight-column, else None
+    sample_weight: np.ndarray = None  # CSV --weight-column, VW importance, else None
+    tags: np.ndarray = None  # VW text: each row's tag ("" without), else None
 
     @property
     def n_rows(self):
@@ -42,6 +43,7 @@ class Chunk(NamedTuple):
             None if self.y is None else self.y[start:stop],
             self.lines[start:stop],
             None if self.sample_weight is None else self.sample_weight[start:stop],
+            None if self.tags is None else self.tags[start:stop],
         )
 
     def select(self, mask):
@@ -51,6 +53,7 @@ class Chunk(NamedTuple):
             y=None if self.y is None else self.y[mask],
             lines=self.lines[mask],
             sample_weight=None if self.sample_weight is None else self.sample_weight[mask],
+            tags=None if self.tags is None else self.tags[mask],
         )
 
 
@@ -65,9 +68,13 @@ def concatenate(chunks):
 
     def joined(name):
         parts = [getattr(chunk, name) for chunk in chunks]
-        return None if parts[0] is None else np.concatenate(parts)
+        if all(part is None for part in parts):
+            return None
+        if name == "sample_weight":  # pieces without weights weigh 1
+            parts = [np.ones(c.n_rows) if p is None else p for c, p in zip(chunks, parts)]
+        return np.concatenate(parts)
 
-    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"))
+    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"), joined("tags"))
 
 
 def rechunk(pieces, chunk_size, concatenate=concatenate):

@@ -2,7 +2,8 @@
 
 A CSV input has a header line, then one row a line (a quoted field may hold
 newlines). The label column names the label; the feature columns are hashed
-(see :mod:`._hashing`), each numeric or categorical: a column is numeric when
+by :class:`~skftrl.preprocessing.ColumnHasher` (see :mod:`._hashing`), each
+numeric or categorical: a column is numeric when
 every value that is not missing is a number, and it is not named
 categorical. The kinds are found by a first pass over the file
 (:func:`scan_csv`, which also finds the classes), or from the first chunk's
@@ -17,8 +18,18 @@ import numpy as np
 
 from ._chunks import Chunk, collect_classes
 from ._csv_text import CsvInput
-from ._csv_values import check_labels_present, parse_numbers, parse_targets, parse_weights
-from ._hashing import ColumnHasher
+from ._csv_values import (
+    CATEGORICAL_HINT,
+    as_strings,
+    check_labels_present,
+    distinct_values,
+    numeric_values,
+    parse_numbers,
+    parse_targets,
+    parse_weights,
+    text_categories,
+)
+from ._hashing import Factorized
 from ._sources import DataError
 
 
@@ -67,7 +78,33 @@ def kind_names(numeric):
     }
 
 
-def scan_csv(path, label_column, chunk_size, classify, columns_of, categorical=(), progress=None):
+def open_csv_input(path, parser="auto"):
+    """The CSV input at ``path``, opened: parsed by pyarrow where it is
+    installed (``parser="auto"``) or asked for (``"pyarrow"``), else by the
+    csv module (``"python"``). Both give the same rows."""
+    if parser == "python":
+        return CsvInput(path)
+    try:
+        from ._csv_arrow import ArrowCsvInput
+    except ImportError:
+        if parser == "pyarrow":
+            raise ImportError(
+                "parser='pyarrow' needs pyarrow: pip install 'skftrl[readers]'"
+            ) from None
+        return CsvInput(path)
+    return ArrowCsvInput(path)
+
+
+def scan_csv(
+    path,
+    label_column,
+    chunk_size,
+    classify,
+    columns_of,
+    categorical=(),
+    progress=None,
+    parser="auto",
+):
     """A first streaming pass over a CSV training file.
 
     A column is numeric when every value that is not missing is a number
@@ -77,7 +114,7 @@ def scan_csv(path, label_column, chunk_size, classify, columns_of, categorical=(
     gives the feature columns of a header; ``progress(rows)`` is called
     after each chunk.
     """
-    with contextlib.closing(CsvInput(path)) as source:
+    with contextlib.closing(open_csv_input(path, parser)) as source:
         label_position = source.position(label_column, "label")
         columns = columns_of(source.header)
         positions = {name: source.header.index(name) for name in columns}
@@ -92,7 +129,7 @@ def scan_csv(path, label_column, chunk_size, classify, columns_of, categorical=(
             check_labels_present(path, label_values, lines)
             if classify:
                 numeric_labels = numeric_labels and parse_numbers(label_values) is not None
-                collect_classes(path, int(lines[-1]), set(label_values), labels)
+                collect_classes(path, int(lines[-1]), distinct_values(label_values), labels)
             else:
                 parse_targets(path, label_values, lines)
             n_rows += len(lines)
@@ -125,23 +162,38 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
     return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
 
 
-def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None):
-    """Chunks of the :class:`~._csv_text.CsvRows` ``rows`` of the open
-    CsvInput ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
+def csv_chunks(
+    source,
+    rows,
+    spec,
+    labels=True,
+    names=None,
+    on_first_chunk=None,
+    hasher=None,
+    hint=CATEGORICAL_HINT,
+):
+    """Chunks of the rows ``rows`` (each ``(values, lines)``) of the open CSV
+    input ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
 
-    ``spec.kinds`` names the feature columns, hashed as :mod:`._hashing`
-    says; ``numeric_labels`` whether labels are floats (else strings);
-    ``hash_bits`` the width ``2**hash_bits``; ``weight_column`` the sample
-    weights, if any; ``ignored`` columns that are read and dropped. With
-    ``labels``, the label column (and the weight column) are read; without,
-    they are skipped if they are there. Every feature column of the spec must
-    be in the header, and no other column unless ignored. ``names`` (a
-    :class:`~._hashing.FeatureNames`) records the names of hashed features.
-    ``on_first_chunk(values, y)`` sees the first chunk's numeric columns (a
-    dict of float arrays) and labels.
+    ``spec.kinds`` names the feature columns, hashed by
+    :class:`~skftrl.preprocessing.ColumnHasher` into ``2**hash_bits``
+    columns: numeric ones as numbers, categorical ones as categories;
+    ``numeric_labels`` tells whether labels are floats (else strings);
+    ``weight_column`` the sample weights, if any; ``ignored`` columns that
+    are read and dropped. With ``labels``, the label column (and the weight
+    column) are read; without, they are skipped if they are there. Every
+    feature column of the spec must be in the header, and no other column
+    unless ignored. ``names`` (a :class:`~._hashing.FeatureNames`) records
+    the names of hashed features. ``on_first_chunk(values, y)`` sees the
+    first chunk's numeric columns (a dict of float arrays) and labels.
+    ``hasher`` (by default ``ColumnHasher(hash_bits=spec.hash_bits)``) hashes
+    the columns; ``hint`` says what reads a column as categories.
     """
+    from ..preprocessing import ColumnHasher
+
     path = source.path
-    hasher = ColumnHasher(spec.kinds, spec.hash_bits, names)
+    if hasher is None:
+        hasher = ColumnHasher(hash_bits=spec.hash_bits)
     positions = {name: source.position(name, "feature") for name in spec.kinds}
     label_position = weight_position = None
     if labels:
@@ -152,10 +204,20 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
+    if names is not None:
+        for name in [name for name, kind in spec.kinds.items() if kind == "numeric"]:
+            names.add(name, [name], hasher.hashed_names({name: np.ones(1)}))
     for values, lines in rows:
-        X, numbers_of = hasher.transform(
-            path, {name: values[position] for name, position in positions.items()}, lines
-        )
+        columns, numbers_of = {}, {}
+        for name, kind in spec.kinds.items():
+            if kind == "numeric":
+                numbers_of[name] = numeric_values(path, name, values[positions[name]], lines, hint)
+                columns[name] = numbers_of[name]
+            else:
+                columns[name] = text_categories(values[positions[name]])
+        X = hasher.transform(columns)
+        if names is not None:
+            record_names(names, hasher, columns)
         y = weights = None
         if label_position is not None:
             label_values = values[label_position]
@@ -163,7 +225,7 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
             if spec.numeric_labels:
                 y = parse_targets(path, label_values, lines)
             else:
-                y = np.array(label_values, dtype=str)
+                y = as_strings(label_values)
         if weight_position is not None:
             weights = parse_weights(path, values[weight_position], lines, spec.weight_column)
         if on_first_chunk is not None:
@@ -172,9 +234,21 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
         yield Chunk(X, y, lines, weights)
 
 
-def read_csv(path, spec, chunk_size, labels=True, names=None, on_first_chunk=None):
+def record_names(names, hasher, columns):
+    """Record in ``names`` (a :class:`~._hashing.FeatureNames`) the names of
+    the categories of ``columns`` it has not seen, while it wants more."""
+    for name, column in columns.items():
+        if not isinstance(column, Factorized) or not names.wants(name):
+            continue
+        new = names.new_values(name, column.present())
+        if new:
+            categories = Factorized(np.array(new, dtype=object), np.arange(len(new)))
+            names.add(name, new, hasher.hashed_names({name: categories}))
+
+
+def read_csv(path, spec, chunk_size, labels=True, names=None, on_first_chunk=None, parser="auto"):
     """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
     :func:`csv_chunks`)."""
-    with contextlib.closing(CsvInput(path)) as source:
+    with contextlib.closing(open_csv_input(path, parser)) as source:
         rows = source.row_chunks(chunk_size)
         yield from csv_chunks(source, rows, spec, labels, names, on_first_chunk)

@@ -60,8 +60,8 @@ class CsvInput:
     """A CSV input opened once: its header, then its rows, with line numbers."""
 
     def __init__(self, path):
-        self.path = path
         self.source = ByteSource(path)
+        self.path = self.source.path
         self.blocks = line_blocks(self.source, quoted=True)
         try:
             self.header, self.first_rows = self._read_header()

@@ -1,118 +1,332 @@
-"""Columns of raw values hashed into ``2**hash_bits`` features.
+"""Raw features hashed into ``2**hash_bits`` columns: one implementation for every input.
 
-A numeric column's value is the feature at the hashed index of the column's
-name; a categorical column's value is 1 at the hashed index of
-``"column=value"``. Hashing is scikit-learn's ``FeatureHasher`` of strings,
-without alternate signs, so that a weight reads as the feature's effect;
-values of the same index in a row are added up (hash collisions), as
-``FeatureHasher`` does. A missing value adds no feature, nor does a zero.
-Each chunk's categorical values are hashed once per distinct value.
+A *field* is a column of a table or a namespace of Vowpal Wabbit text. A
+feature of a row has a name and a value:
+
+- a category (a string, or any value of a field hashed by value) is the name
+  ``field=value`` with the value 1;
+- a number is the name ``field`` with the number as its value (a zero adds no
+  feature, as in any sparse matrix);
+- a missing value adds no feature.
+
+A name's column is ``abs(h) mod 2**hash_bits``, ``h`` the signed 32-bit
+MurmurHash3 of its UTF-8 bytes (seed 0): scikit-learn's ``FeatureHasher``
+with ``alternate_sign=False``, so that a weight reads as the feature's
+effect. A cross of features with hashes ``h1, h2, ...`` has the value of their
+product and the hash ``((h1 * FNV_PRIME) ^ h2) mod 2**32`` (then with ``h3``,
+...), taken as a signed 32-bit number: Vowpal Wabbit's combination for
+``-q``. Values of the same column in a row are added up (collisions).
+
+Strings are hashed once per distinct value of a batch (:class:`Factorized`
+columns); every other step is an array operation over the rows.
 """
+
+from numbers import Real
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
 
-from ._csv_values import is_missing, numeric_values
-
-# Names of hashed features kept for `skftrl inspect`: the first distinct
-# values of each categorical column, so that memory stays bounded.
-MAX_NAMES_PER_COLUMN = 1000
+# The 32-bit FNV prime, as Vowpal Wabbit multiplies the first hash of a cross.
+FNV_PRIME = 16777619
+MASK_32 = 2**32 - 1
 
 
-def hashed_index(hasher, names):
-    """The column of each name in the hashed feature space, as FeatureHasher puts it."""
-    if not names:
-        return np.zeros(0, dtype=np.int64)
-    return hasher.transform([[name] for name in names]).indices.astype(np.int64)
+class Factorized:
+    """A column as its distinct values and each row's position among them.
+
+    ``codes[i]`` is row ``i``'s index into ``distinct`` (an object array),
+    -1 where the row's value is missing. Slicing (``column[start:stop]``)
+    slices the codes and keeps the distinct values. A CSV reader may know
+    more of the distinct values: ``missing`` marks those it reads as missing,
+    and ``numbers`` holds their numbers (NaN where missing) when every one
+    is a number or missing.
+    """
+
+    __slots__ = ("distinct", "codes", "missing", "numbers")
+
+    def __init__(self, distinct, codes, missing=None, numbers=None):
+        self.distinct = np.asarray(distinct, dtype=object)
+        self.codes = np.asarray(codes, dtype=np.intp)
+        self.missing = missing
+        self.numbers = numbers
+
+    def __len__(self):
+        return len(self.codes)
+
+    def __getitem__(self, rows):
+        if isinstance(rows, slice):
+            return Factorized(self.distinct, self.codes[rows], self.missing, self.numbers)
+        code = self.codes[rows]
+        return None if code < 0 else self.distinct[code]
+
+    def __iter__(self):
+        return iter(self.values())
+
+    def values(self):
+        """Each row's value (None where missing), as an object array."""
+        return self.per_row(self.distinct, None)
+
+    def used(self):
+        """A mask of the distinct values some row holds."""
+        mask = np.zeros(len(self.distinct), dtype=bool)
+        mask[self.codes[self.codes >= 0]] = True
+        return mask
+
+    def present(self):
+        """The distinct values some row holds."""
+        return self.distinct[self.used()]
+
+    def per_row(self, of_distinct, missing):
+        """``of_distinct`` (one entry a distinct value) spread over the rows,
+        ``missing`` where a row's value is missing."""
+        if not len(of_distinct):
+            return np.full(len(self.codes), missing, dtype=np.asarray(of_distinct).dtype)
+        spread = of_distinct[self.codes]
+        absent = self.codes < 0
+        if absent.any():
+            spread[absent] = missing
+        return spread
+
+    def without(self, missing):
+        """This column with the rows whose value is one where the mask
+        ``missing`` (one entry a distinct value) is True made missing."""
+        if not missing.any():
+            return self
+        recoded = np.where(missing, -1, np.arange(len(self.distinct)))
+        return Factorized(self.distinct, self.per_row(recoded, -1))
+
+
+def factorize(values):
+    """The :class:`Factorized` column of a sequence of hashable values (none missing)."""
+    values = list(values)
+    distinct = list(dict.fromkeys(values))
+    code_of = {value: code for code, value in enumerate(distinct)}
+    codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.intp, count=len(values))
+    array = np.empty(len(distinct), dtype=object)
+    array[:] = distinct
+    return Factorized(array, codes)
+
+
+def concatenate_factorized(columns):
+    """One :class:`Factorized` column of the rows of ``columns``, in order."""
+    if len(columns) == 1:
+        return columns[0]
+    offsets = np.cumsum([0] + [len(column.distinct) for column in columns[:-1]])
+    codes = [
+        np.where(column.codes >= 0, column.codes + offset, -1)
+        for column, offset in zip(columns, offsets)
+    ]
+    known = {}
+    for name in ("missing", "numbers"):
+        parts = [getattr(column, name) for column in columns]
+        known[name] = None if any(part is None for part in parts) else np.concatenate(parts)
+    return Factorized(
+        np.concatenate([column.distinct for column in columns]), np.concatenate(codes), **known
+    )
+
+
+def value_text(value):
+    """A value as the text of its category: strings as they are, integral
+    numbers as integers (``13.0`` as ``13``), other numbers as Python writes them."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, Real):
+        number = float(value)
+        if number.is_integer():
+            return str(int(number))
+        return repr(number)
+    return str(value)
+
+
+def hash_names(names):
+    """The signed 32-bit MurmurHash3 (seed 0) of each name's UTF-8 bytes, as int64."""
+    from sklearn.utils import murmurhash3_32  # only when something is hashed
+
+    return np.array(list(map(murmurhash3_32, names)), dtype=np.int64).reshape(-1)
+
+
+def columns_of(hashes, hash_bits):
+    """The column of each hash: ``abs(h) mod 2**hash_bits``, as FeatureHasher puts it."""
+    return np.abs(hashes) & (2**hash_bits - 1)
+
+
+def crossed_hashes(first, second):
+    """The hash of crosses of features hashed ``first`` and ``second`` (signed 32-bit)."""
+    combined = ((first & MASK_32) * FNV_PRIME ^ (second & MASK_32)) & MASK_32
+    return np.where(combined >= 2**31, combined - 2**32, combined)
+
+
+class Features(NamedTuple):
+    """Features of a batch of rows: each one's row, hash and value, and its
+    name when names are asked for (else None)."""
+
+    rows: np.ndarray
+    hashes: np.ndarray
+    values: np.ndarray
+    names: Optional[np.ndarray] = None
+
+    @classmethod
+    def none(cls, named=False):
+        empty = np.zeros(0, np.int64)
+        return cls(empty, empty, np.zeros(0), np.zeros(0, dtype=object) if named else None)
+
+    def take(self, positions):
+        return Features(
+            self.rows[positions],
+            self.hashes[positions],
+            self.values[positions],
+            None if self.names is None else self.names[positions],
+        )
+
+
+def concatenate_features(parts, named=False):
+    """The features of ``parts`` (each a :class:`Features`), in that order."""
+    parts = [part for part in parts if len(part.rows)]
+    if not parts:
+        return Features.none(named)
+    if len(parts) == 1:
+        return parts[0]
+    return Features(
+        *(np.concatenate([part[i] for part in parts]) for i in range(3)),
+        np.concatenate([part.names for part in parts]) if named else None,
+    )
+
+
+class Column(NamedTuple):
+    """A field's values in a batch: its numbers (NaN where a row holds none)
+    and its categories (a :class:`Factorized`, -1 where a row holds none);
+    either may be None."""
+
+    numbers: Optional[np.ndarray] = None
+    categories: Optional[Factorized] = None
+
+
+def field_features(field, column, named=False):
+    """The features of a field's :class:`Column`, ordered by row."""
+    parts = []
+    if column.numbers is not None:
+        numbers = column.numbers
+        rows = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
+        hashes = np.full(rows.size, hash_names([field])[0], dtype=np.int64)
+        names = np.full(rows.size, field, dtype=object) if named else None
+        parts.append(Features(rows, hashes, numbers[rows], names))
+    if column.categories is not None:
+        parts.append(category_features(field, column.categories, named))
+    features = concatenate_features(parts, named)
+    if len(parts) > 1:  # numbers and categories in one field: in row order again
+        features = features.take(np.argsort(features.rows, kind="stable"))
+    return features
+
+
+def category_names(field, values):
+    """The names ``field=value`` of categories."""
+    prefix = f"{field}="
+    try:
+        return [prefix + value for value in values]  # strings: the common case
+    except TypeError:
+        return [prefix + value_text(value) for value in values]
+
+
+def category_features(field, column, named=False):
+    """The features of a :class:`Factorized` field of categories: ``field=value``, value 1."""
+    used = column.used()
+    names = np.empty(len(column.distinct), dtype=object)
+    names[used] = category_names(field, column.distinct[used])
+    hashes = np.zeros(len(column.distinct), dtype=np.int64)
+    hashes[used] = hash_names(names[used])
+    rows = np.flatnonzero(column.codes >= 0)
+    codes = column.codes[rows]
+    return Features(rows, hashes[codes], np.ones(rows.size), names[codes] if named else None)
+
+
+def cross(first, second, n_rows):
+    """Every pair of a feature of ``first`` and one of ``second`` (ordered by
+    row) in the same row, ordered as ``first``."""
+    per_row = np.bincount(second.rows, minlength=n_rows)
+    starts = np.cumsum(per_row) - per_row
+    repeats = per_row[first.rows]
+    left = np.repeat(np.arange(len(first.rows)), repeats)
+    within = np.arange(left.size) - np.repeat(np.cumsum(repeats) - repeats, repeats)
+    right = starts[first.rows][left] + within
+    names = None
+    if first.names is not None:
+        names = first.names[left] + "^" + second.names[right]
+    return Features(
+        first.rows[left],
+        crossed_hashes(first.hashes[left], second.hashes[right]),
+        first.values[left] * second.values[right],
+        names,
+    )
+
+
+def crosses(features_of, interactions, n_rows, named=False):
+    """The features of each interaction (a tuple of fields) of ``features_of``
+    (field -> :class:`Features`); a field without features crosses to none."""
+    parts = []
+    for fields in interactions:
+        crossed = features_of.get(fields[0], Features.none(named))
+        for field in fields[1:]:
+            crossed = cross(crossed, features_of.get(field, Features.none(named)), n_rows)
+        parts.append(crossed)
+    return parts
+
+
+def all_features(columns, n_rows, interactions=(), named=False):
+    """The :class:`Features` of ``columns`` (field -> :class:`Column`) and of
+    their crosses."""
+    features_of = {
+        field: field_features(field, column, named) for field, column in columns.items()
+    }
+    parts = list(features_of.values()) + crosses(features_of, interactions, n_rows, named)
+    return concatenate_features(parts, named)
+
+
+def hashed_matrix(features, n_rows, hash_bits):
+    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`Features`, duplicates added up."""
+    X = sp.csr_matrix(
+        (features.values, (features.rows, columns_of(features.hashes, hash_bits))),
+        shape=(n_rows, 2**hash_bits),
+    )
+    X.sum_duplicates()
+    return X
+
+
+def names_by_column(features, hash_bits):
+    """``{column: sorted names}`` of named :class:`Features`."""
+    by_column = {}
+    for column, name in set(zip(columns_of(features.hashes, hash_bits).tolist(), features.names)):
+        by_column.setdefault(column, []).append(name)
+    return {column: sorted(by_column[column]) for column in sorted(by_column)}
 
 
 class FeatureNames:
-    """The names of hashed features, at most MAX_NAMES_PER_COLUMN a column."""
+    """The names of hashed features (column -> names), at most ``limit`` a field."""
 
-    def __init__(self, by_index=None):
-        self.by_index = {} if by_index is None else by_index  # index -> names
-        self.count = {}  # column -> names recorded
+    def __init__(self, by_index=None, limit=1000):
+        self.by_index = {} if by_index is None else by_index
+        self.limit = limit
+        self.count = {}  # field -> names recorded
+        self.seen = {}  # field -> the values recorded
 
-    def add(self, column, names, indices):
-        for name, index in zip(names, indices):
-            if not self.wants(column):
-                return
-            names_here = self.by_index.setdefault(int(index), [])
-            if name not in names_here:
-                names_here.append(name)
-                self.count[column] = self.count.get(column, 0) + 1
+    def wants(self, field):
+        return self.count.get(field, 0) < self.limit
 
-    def wants(self, column):
-        return self.count.get(column, 0) < MAX_NAMES_PER_COLUMN
+    def new_values(self, field, values):
+        """The values of ``values`` this record has not seen for ``field``, at
+        most as many as it still wants."""
+        seen = self.seen.setdefault(field, set())
+        new = [value for value in values if value not in seen]
+        return new[: self.limit - self.count.get(field, 0)]
 
-
-class ColumnHasher:
-    """Feature columns, each ``"numeric"`` or ``"categorical"`` as ``kinds``
-    says, hashed into ``2**hash_bits`` features; ``names`` (a
-    :class:`FeatureNames`), when given, records the names of the features."""
-
-    def __init__(self, kinds, hash_bits, names=None):
-        from sklearn.feature_extraction import FeatureHasher  # only when a CSV file is read
-
-        self.kinds = kinds
-        self.names = names
-        self.hasher = FeatureHasher(
-            n_features=2**hash_bits, input_type="string", alternate_sign=False
-        )
-        numeric_names = [name for name, kind in kinds.items() if kind == "numeric"]
-        self.numeric_index = dict(zip(numeric_names, hashed_index(self.hasher, numeric_names)))
-        if names is not None:
-            for name in numeric_names:
-                names.add(name, [name], [self.numeric_index[name]])
-
-    def transform(self, path, values_of, lines):
-        """``(X, numbers_of)``: the CSR matrix of rows whose values are
-        ``values_of`` (column -> str array), and the numeric columns' values
-        (column -> float array, NaN where missing). A numeric column's value
-        that is not a number is an error at its line of ``path``."""
-        row_ids, column_ids, data, numbers_of = [], [], [], {}
-        for name, kind in self.kinds.items():
-            column_values = values_of[name]
-            if kind == "numeric":
-                numbers = numeric_values(path, name, column_values, lines)
-                numbers_of[name] = numbers
-                # NaN is a missing value; a zero adds nothing to a linear model.
-                rows_kept = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
-                row_ids.append(rows_kept)
-                column_ids.append(np.full(rows_kept.size, self.numeric_index[name]))
-                data.append(numbers[rows_kept])
-            else:
-                rows_kept, indices = categorical_features(
-                    name, column_values, self.hasher, self.names
-                )
-                row_ids.append(rows_kept)
-                column_ids.append(indices)
-                data.append(np.ones(rows_kept.size))
-        X = sp.csr_matrix(
-            (
-                np.concatenate(data) if data else np.zeros(0),
-                (
-                    np.concatenate(row_ids) if row_ids else np.zeros(0, np.int64),
-                    np.concatenate(column_ids) if column_ids else np.zeros(0, np.int64),
-                ),
-            ),
-            shape=(len(lines), self.hasher.n_features),
-        )
-        X.sum_duplicates()
-        return X, numbers_of
-
-
-def categorical_features(column, values, hasher, names):
-    """Rows with a value in a categorical column, and the hashed index of each."""
-    distinct = list(dict.fromkeys(values))
-    code_of = {value: code for code, value in enumerate(distinct)}
-    row_codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.intp, count=len(values))
-    present = np.array([not is_missing(value) for value in distinct], dtype=bool)
-    feature_names = [f"{column}={value}" for value in distinct]
-    indices = np.full(len(distinct), -1, dtype=np.int64)
-    indices[present] = hashed_index(hasher, [n for n, p in zip(feature_names, present) if p])
-    if names is not None and names.wants(column):
-        names.add(column, [n for n, p in zip(feature_names, present) if p], indices[present])
-    row_indices = indices[row_codes]
-    rows = np.flatnonzero(row_indices >= 0)
-    return rows, row_indices[rows]
+    def add(self, field, values, names_by_index):
+        """Record ``names_by_index`` (column -> names) of ``field``'s ``values``."""
+        self.seen.setdefault(field, set()).update(values)
+        for index, names in names_by_index.items():
+            here = self.by_index.setdefault(int(index), [])
+            for name in names:
+                if name not in here and self.wants(field):
+                    here.append(name)
+                    self.count[field] = self.count.get(field, 0) + 1

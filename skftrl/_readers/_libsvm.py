@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ._chunks import Chunk, collect_classes, rechunk, row_at
 from ._libsvm_numpy import parse_plain_libsvm_arrays
-from ._sources import ByteSource, DataError, line_blocks, read_ahead
+from ._sources import ByteSource, DataError, line_blocks, read_ahead, source_name
 
 # Feature indices of a LIBSVM file must fit the 32-bit integers of the parser.
 MAX_INDEX = 2**31 - 1
@@ -184,7 +184,7 @@ def libsvm_pieces(path, labels_required=True):
     source = ByteSource(path)
     try:
         for first_line, block in line_blocks(source):
-            yield parse_libsvm_block(path, first_line, block, labels_required)
+            yield parse_libsvm_block(source.path, first_line, block, labels_required)
     finally:
         source.close()
 
@@ -198,13 +198,26 @@ def libsvm_row_chunks(path, chunk_size, labels_required=True):
     return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
 
 
-def fit_to_model(path, chunk, spec):
+# What the errors of fit_to_model suggest: the command line's options, or
+# the arguments of skftrl.readers.iter_libsvm.
+COMMAND_LINE_HINTS = {
+    "zero_based": "its training file had no index 0; --zero-based reads indices from 0",
+    "wider": "train with --n-features for a wider model, or --hash-bits",
+}
+PYTHON_HINTS = {
+    "zero_based": "zero_based=True reads indices from 0",
+    "wider": "a larger n_features, or hash_bits, reads them",
+}
+
+
+def fit_to_model(path, chunk, spec, hints=COMMAND_LINE_HINTS):
     """A chunk of indices as written, made into the columns of a model whose
     input is ``spec`` (a :class:`~._spec.LibsvmSpec`).
 
     Indices are made zero-based; an index the model does not have is an
-    error naming its line. With ``hash_bits``, an index is taken modulo
-    ``2**hash_bits`` and values of the same column in a row are added up.
+    error naming its line (and what ``hints`` suggests). With ``hash_bits``,
+    an index is taken modulo ``2**hash_bits`` and values of the same column
+    in a row are added up.
     """
     X = chunk.X
     if spec.hash_bits is not None:
@@ -220,8 +233,7 @@ def fit_to_model(path, chunk, spec):
             raise DataError(
                 path,
                 int(chunk.lines[row_at(X, position)]),
-                "feature index 0, but this model's indices start at 1 "
-                "(its training file had no index 0; --zero-based reads indices from 0)",
+                f"feature index 0, but this model's indices start at 1 ({hints['zero_based']})",
             )
         position = int(np.argmax(X.indices))
         if X.indices[position] - offset >= n_features:
@@ -230,17 +242,18 @@ def fit_to_model(path, chunk, spec):
                 int(chunk.lines[row_at(X, position)]),
                 f"feature index {X.indices[position]} is beyond the model's "
                 f"{n_features} features (indices {offset} to {n_features - 1 + offset}; "
-                "train with --n-features for a wider model, or --hash-bits)",
+                f"{hints['wider']})",
             )
     indices = X.indices - offset if offset else X.indices
     X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
     return chunk._replace(X=X)
 
 
-def read_libsvm(path, chunk_size, spec, labels_required=True):
+def read_libsvm(path, chunk_size, spec, labels_required=True, hints=COMMAND_LINE_HINTS):
     """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`)."""
+    name = source_name(path)
     for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
-        yield fit_to_model(path, chunk, spec)
+        yield fit_to_model(name, chunk, spec, hints)
 
 
 class LibsvmScan(NamedTuple):

@@ -1,14 +1,16 @@
 """Byte sources: an input opened once, read in blocks of whole lines.
 
-An input is a path, or ``-`` for standard input; a pipe or a FIFO works as a
-regular file does. It is opened once and read from start to end in blocks
-(:func:`line_blocks`): plain text, or gzip, bz2 or xz compressed (recognised
-by their first bytes, not by the file name), with a UTF-8 byte-order mark
-skipped. Nothing is read twice, so nothing is lost on a stream that cannot
-be rewound. Only the standard library is imported here.
+An input is a path, ``-`` for standard input, or a file object opened in
+binary mode; a pipe or a FIFO works as a regular file does. It is opened once
+and read from start to end in blocks (:func:`line_blocks`): plain text, or
+gzip, bz2, xz or zstd compressed (recognised by their first bytes, not by the
+file name; zstd needs the zstandard package, or Python 3.14), with a UTF-8
+byte-order mark skipped. Nothing is read twice, so nothing is lost on a
+stream that cannot be rewound. Only the standard library is imported here.
 """
 
 import bz2
+import io
 import lzma
 import os
 import stat
@@ -25,17 +27,39 @@ BLOCK_SIZE = 4 * 2**20
 # two keep the reading thread busy while memory stays bounded.
 READ_AHEAD = 2
 
+
+def zstd_decompressor():
+    """A streaming zstd decompressor: Python's own (3.14), else zstandard's."""
+    try:
+        from compression import zstd
+
+        return zstd.ZstdDecompressor()
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        return None
+    return zstandard.ZstdDecompressor().decompressobj()
+
+
 # The first bytes of each compressed format, and its decompressor.
 COMPRESSED = {
     b"\x1f\x8b": ("gzip", lambda: zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)),
     b"BZh": ("bz2", bz2.BZ2Decompressor),
     b"\xfd7zXZ\x00": ("xz", lzma.LZMADecompressor),
+    b"\x28\xb5\x2f\xfd": ("zstd", zstd_decompressor),
 }
+# What the file names of compressed files end with.
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+# Formats recognised by the end of a file's name (after any compression
+# suffix); any other name is LIBSVM.
+FORMAT_SUFFIXES = {".csv": "csv", ".vw": "vw", ".parquet": "parquet", ".pq": "parquet"}
 DECOMPRESSION_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 UTF8_BOM = b"\xef\xbb\xbf"
 
 
-class DataError(Exception):
+class DataError(ValueError):
     """A problem with an input or model file, reported as ``path:line: message``."""
 
     def __init__(self, path, line, message):
@@ -50,18 +74,30 @@ class DataError(Exception):
 
 
 def data_format(path, requested="auto"):
-    """``"csv"`` or ``"libsvm"``: as requested, else from the file name."""
+    """``"csv"``, ``"vw"``, ``"parquet"`` or ``"libsvm"``: as requested, else
+    from the file name."""
     if requested != "auto":
         return requested
     name = os.fspath(path).lower()
-    for suffix in (".gz", ".bz2", ".xz"):
+    for suffix in COMPRESSED_SUFFIXES:
         name = name.removesuffix(suffix)
-    return "csv" if name.endswith(".csv") else "libsvm"
+    for suffix, kind in FORMAT_SUFFIXES.items():
+        if name.endswith(suffix):
+            return kind
+    return "libsvm"
+
+
+def source_name(path):
+    """How errors name an input: its path, ``-``, or a file object's name."""
+    if hasattr(path, "read"):
+        name = getattr(path, "name", None)
+        return name if isinstance(name, str) else f"<{type(path).__name__}>"
+    return os.fspath(path) if not isinstance(path, str) else path
 
 
 def is_regular_file(path):
     """Whether ``path`` is a regular file (a stream that could be read again)."""
-    if path == "-":
+    if path == "-" or hasattr(path, "read"):
         return False
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
@@ -70,16 +106,22 @@ def is_regular_file(path):
 
 
 class ByteSource:
-    """An input opened once: a path or ``-`` (standard input), decompressed if needed.
+    """An input opened once: a path, ``-`` (standard input) or a binary file
+    object, decompressed if needed.
 
     ``read()`` gives the next block of decompressed bytes (``b""`` at the
     end); ``bytes_read`` and ``size`` (None for a stream) tell how far the
-    raw input has been read, for a progress display.
+    raw input has been read, for a progress display. A file object is read
+    from where it is, and left open.
     """
 
     def __init__(self, path):
-        self.path = path
-        if path == "-":
+        self.path = source_name(path)
+        self.owned = not hasattr(path, "read") and path != "-"
+        if hasattr(path, "read"):
+            self.file = binary_file(path)
+            self.size = None
+        elif path == "-":
             self.file = sys.stdin.buffer
             self.size = None
         else:
@@ -94,10 +136,18 @@ class ByteSource:
         self.make_decompressor = None
         self.finished = False
         head = self._read_raw()
-        for magic, (_, make) in COMPRESSED.items():
+        for magic, (name, make) in COMPRESSED.items():
             if head.startswith(magic):
                 self.make_decompressor = make
                 self.decompressor = make()
+                if self.decompressor is None:
+                    self.close()
+                    raise DataError(
+                        self.path,
+                        None,
+                        f"{name}-compressed: reading it needs the zstandard package "
+                        "(pip install 'skftrl[readers]')",
+                    )
         self.pending = self._decompress(head) if self.decompressor else head
         if self.pending.startswith(UTF8_BOM):
             self.pending = self.pending[len(UTF8_BOM) :]
@@ -143,8 +193,21 @@ class ByteSource:
         return b""
 
     def close(self):
-        if self.file is not sys.stdin.buffer:
+        if self.owned:
             self.file.close()
+
+
+def binary_file(file):
+    """A file object's binary stream: itself, or the buffer of a text file."""
+    if isinstance(file, io.TextIOBase):
+        buffer = getattr(file, "buffer", None)
+        if buffer is None:
+            raise TypeError(
+                f"{type(file).__name__} is a text stream without a binary buffer: "
+                "open the file in binary mode ('rb') or pass its path"
+            )
+        return buffer
+    return file
 
 
 def last_line_end(data, quoted):

@@ -12,6 +12,7 @@ from typing import Optional, Union
 
 from ._csv import read_csv
 from ._libsvm import read_libsvm
+from ._vw import read_vw
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,29 @@ class CsvSpec:
         return read_csv(path, self, chunk_size, labels)
 
 
-InputSpec = Union[LibsvmSpec, CsvSpec]
-SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec}
+@dataclass(frozen=True)
+class VwSpec:
+    """Vowpal Wabbit text as a model's columns: each feature hashed into
+    ``2**hash_bits`` columns (see :mod:`._vw`)."""
+
+    format: str = field(default="vw", init=False)
+    hash_bits: int
+
+    @property
+    def n_features(self):
+        return 2**self.hash_bits
+
+    def describe(self):
+        return f"VW text hashed into 2**{self.hash_bits} features"
+
+    def chunks(self, path, chunk_size, labels=True):
+        """The chunks of a VW text input; every row has a label with ``labels``,
+        none is read without."""
+        return read_vw(path, chunk_size, self.hash_bits, labels_required=labels)
+
+
+InputSpec = Union[LibsvmSpec, CsvSpec, VwSpec]
+SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec, "vw": VwSpec}
 
 
 def spec_from_dict(saved):

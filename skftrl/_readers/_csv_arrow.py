@@ -1,0 +1,195 @@
+"""CSV text parsed by pyarrow, a block of whole lines at a time.
+
+The blocks are those of :func:`~._sources.line_blocks` (any source,
+compressed or not, with line numbers). pyarrow parses each block into
+dictionary-encoded string columns (on its threads), read as
+:class:`~._hashing.Factorized` columns: every later step looks at a column's
+distinct values only. The line of each row is found from the block's
+newlines outside quotes.
+
+A block that pyarrow refuses, or whose rows it counts otherwise than its
+lines (a bare carriage return ending a line, a line of spaces), or that ends
+inside quotes, is read by the csv module (:class:`~._csv_text.CsvInput`'s
+parser) instead: the rows, and the errors naming their line, are the csv
+module's in every case.
+"""
+
+import csv
+import io
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
+
+from ._chunks import rechunk
+from ._csv_text import CsvInput, decode
+from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing
+from ._hashing import Factorized, concatenate_factorized, factorize
+from ._sources import DataError, read_ahead
+
+NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
+MISSING_VALUES = pa.array(MISSING_SPELLINGS, pa.string())
+# A value that starts or ends with a character str.strip() removes.
+SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE) + "]"
+PADDED = f"^{SPACE}|{SPACE}$"
+
+
+class FactorizedRows(NamedTuple):
+    """Consecutive rows of a CSV input: each column a
+    :class:`~._hashing.Factorized` of strings, and the line each row starts on."""
+
+    columns: list
+    lines: np.ndarray
+
+    @property
+    def n_rows(self):
+        return len(self.lines)
+
+    def rows(self, start, stop):
+        """Rows ``start`` to ``stop``."""
+        return FactorizedRows(
+            [column[start:stop] for column in self.columns], self.lines[start:stop]
+        )
+
+
+def concatenate_rows(pieces):
+    """One :class:`FactorizedRows` of the rows of ``pieces``."""
+    if len(pieces) == 1:
+        return pieces[0]
+    columns = [concatenate_factorized(list(parts)) for parts in zip(*(p.columns for p in pieces))]
+    return FactorizedRows(columns, np.concatenate([piece.lines for piece in pieces]))
+
+
+def row_lines(block, first_line, n_rows):
+    """The line each row of a block starts on, as the csv module counts rows
+    (blank lines hold none); None when the block does not have ``n_rows``
+    such rows."""
+    n_newlines = block.count(b"\n")
+    bare_returns = b"\r" in block and block.count(b"\r") - block.count(b"\r\n")
+    if not bare_returns and n_newlines + (not block.endswith(b"\n")) == n_rows:
+        # A row a line: a blank line or a newline inside quotes would add a
+        # line, and a carriage return alone ends a row as a newline does.
+        return np.arange(first_line, first_line + n_rows)
+    data = np.frombuffer(block, dtype=np.uint8)
+    newlines = np.flatnonzero(data == NEWLINE)
+    quotes = np.flatnonzero(data == QUOTE)
+    ends = newlines[np.searchsorted(quotes, newlines) % 2 == 0]  # outside quotes
+    starts = np.concatenate([[0], ends + 1])
+    lengths = np.concatenate([ends, [len(data)]]) - starts
+    first_bytes = data[np.minimum(starts, len(data) - 1)]  # of a line of one byte
+    blank = (lengths == 0) | ((lengths == 1) & (first_bytes == CARRIAGE_RETURN))
+    starts = starts[~blank]
+    if len(starts) != n_rows:
+        return None
+    return first_line + np.searchsorted(newlines, starts)
+
+
+def numbers_of(dictionary, missing):
+    """The numbers of an Arrow string array's values (NaN where ``missing``),
+    or None when one is not a number as pyarrow reads numbers.
+
+    pyarrow's reading of a number is Python's ``float()`` (both correctly
+    rounded), and it refuses what ``float()`` reads in other forms (spaces,
+    underscores, non-ASCII digits): a column of those is parsed by Python.
+    """
+    numbers = np.full(len(dictionary), np.nan)
+    try:
+        read = pc.cast(dictionary.filter(pa.array(~missing)), pa.float64())
+    except pa.ArrowInvalid:
+        return None
+    numbers[~missing] = read.to_numpy(zero_copy_only=False)
+    return numbers
+
+
+def missing_values(dictionary):
+    """Which values of an Arrow string array are missing values of CSV text
+    (:func:`~._csv_values.is_missing`): the spellings of the markers, and any
+    value with spaces around it that is one."""
+    missing = pc.is_in(dictionary, value_set=MISSING_VALUES).to_numpy(zero_copy_only=False)
+    padded = pc.match_substring_regex(dictionary, PADDED).to_numpy(zero_copy_only=False)
+    for position in np.flatnonzero(padded):
+        missing[position] = is_missing(dictionary[int(position)].as_py())
+    return missing
+
+
+class ArrowCsvInput(CsvInput):
+    """A CSV input opened once, its rows parsed by pyarrow (see the module)."""
+
+    def _read_header(self):
+        """The header (by the csv module), and the rows of the rest of its block."""
+        for first_line, block in self.blocks:
+            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
+            header, _ = self._next_row(reader, first_line)
+            if header is not None:
+                end = 0  # after the header's last line
+                for _ in range(reader.line_num):
+                    found = block.find(b"\n", end)
+                    end = len(block) if found < 0 else found + 1
+                self.header = header
+                return header, self.parse(first_line + reader.line_num, block[end:])
+        raise DataError(self.path, 1, "empty file: no header line")
+
+    def pieces(self):
+        """The rows after the header, a :class:`FactorizedRows` a block."""
+        yield self.first_rows
+        for first_line, block in self.blocks:
+            yield self.parse(first_line, block)
+
+    def row_chunks(self, chunk_size):
+        """The rows after the header in :class:`FactorizedRows` of exactly
+        ``chunk_size`` rows (the last may be shorter), read and parsed ahead
+        in a thread: pyarrow parses the next block while this one is used."""
+        return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
+
+    def parse(self, first_line, block):
+        """The :class:`FactorizedRows` of a block of whole lines."""
+        width = len(self.header)
+        if not block.strip(b"\r\n"):
+            return self.python_rows(first_line, block)
+        quoted = b'"' in block
+        if quoted and block.count(b'"') % 2:  # ends inside quotes
+            return self.python_rows(first_line, block)
+        names = [str(i) for i in range(width)]
+        string = pa.dictionary(pa.int32(), pa.string())
+        try:
+            table = pa_csv.read_csv(
+                pa.py_buffer(block),
+                read_options=pa_csv.ReadOptions(column_names=names),
+                parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=dict.fromkeys(names, string),
+                    null_values=[],
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+        except pa.ArrowException:
+            return self.python_rows(first_line, block)
+        lines = row_lines(block, first_line, table.num_rows)
+        if lines is None:
+            return self.python_rows(first_line, block)
+        table = table.unify_dictionaries()
+        columns = []
+        for column in table.columns:
+            chunks = column.chunks
+            dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
+            codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
+            missing = missing_values(dictionary)
+            columns.append(
+                Factorized(
+                    np.array(dictionary.to_pylist(), dtype=object),
+                    np.concatenate(codes) if codes else np.zeros(0, np.intp),
+                    missing,
+                    numbers_of(dictionary, missing),
+                )
+            )
+        return FactorizedRows(columns, lines)
+
+    def python_rows(self, first_line, block):
+        """A block read by the csv module, as :class:`FactorizedRows`."""
+        text = decode(self.path, first_line, block)
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows = self._rows(reader, first_line, len(self.header))
+        return FactorizedRows([factorize(column) for column in rows.columns], rows.lines)

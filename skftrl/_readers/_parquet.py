@@ -1,0 +1,123 @@
+"""Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
+
+A file is read a row group at a time, in record batches of at most
+``chunk_size`` rows, only the columns used; the batches are cut into chunks of
+exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. A chunk's
+``lines`` are the numbers of its rows, counted from 1. The columns' types say
+what they hold (see :mod:`._tables`). An error names the file, the row and
+its row group.
+"""
+
+import io
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ._chunks import Chunk, rechunk
+from ._sources import DataError, source_name
+
+
+def open_parquet(path):
+    """A ``pyarrow.parquet.ParquetFile`` of a path, ``-`` (standard input, read
+    whole: Parquet keeps its description at the end) or a file object."""
+    name = source_name(path)
+    source = path
+    if path == "-":
+        source = pa.BufferReader(sys.stdin.buffer.read())
+    elif not hasattr(path, "read"):
+        source = str(path)
+    elif isinstance(path, io.TextIOBase):
+        raise TypeError("open a Parquet file in binary mode ('rb'), or pass its path")
+    try:
+        return pq.ParquetFile(source)
+    except FileNotFoundError:
+        raise DataError(name, None, "No such file or directory") from None
+    except (pa.ArrowException, OSError) as error:
+        raise DataError(name, None, f"not a readable Parquet file: {error}") from None
+
+
+def row_name(first_row, group):
+    """``where(i)``: how errors name the ``i``-th row of a batch whose first
+    row is ``first_row`` (counted from 1), of the row group ``group``."""
+    return lambda i: f"row {first_row + int(i):,} (row group {group})"
+
+
+def column_values(path, where, array, what):
+    """The values of a label or weight column: floats for a numeric column,
+    else strings; DataError at the first missing one."""
+    if array.null_count:
+        first = np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0]
+        raise DataError(path, None, f"{where(first)}: missing {what}")
+    kind = array.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        values = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if bad.size:
+            raise DataError(
+                path, None, f"{where(bad[0])}: the {what} {values[bad[0]]} is not finite"
+            )
+        return values
+    return np.array(array.cast(pa.string()).to_pylist(), dtype=str)
+
+
+def batch_chunk(path, where, table, hasher, features, label_column, weight_column, lines):
+    """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table)."""
+    try:
+        X = hasher.transform(table.select(features))
+    except ValueError as error:
+        raise DataError(path, None, f"in the batch from {where(0)}: {error}") from None
+    y = weights = None
+    if label_column:
+        y = column_values(path, where, table.column(label_column).combine_chunks(), "label")
+    if weight_column:
+        array = table.column(weight_column).combine_chunks()
+        weights = column_values(path, where, array, "weight")
+        if weights.dtype.kind != "f":
+            raise DataError(path, None, f"the weight column {weight_column!r} holds no numbers")
+        negative = np.flatnonzero(weights < 0)
+        if negative.size:
+            value = weights[negative[0]]
+            raise DataError(path, None, f"{where(negative[0])}: the weight {value} is negative")
+    return Chunk(X, y, lines, weights)
+
+
+def parquet_pieces(parquet, name, hasher, features, label_column, weight_column, batch_size):
+    """Chunks of the row groups of an open Parquet file named ``name`` (each
+    at most ``batch_size`` rows)."""
+    names = parquet.schema_arrow.names
+    used = [*features, *(column for column in (label_column, weight_column) if column)]
+    absent = [column for column in used if column not in names]
+    if absent:
+        raise DataError(
+            name,
+            None,
+            f"no column {', '.join(map(repr, absent))} (the columns are: {', '.join(names)})",
+        )
+    first_row = 1
+    for group in range(parquet.num_row_groups):
+        batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as error:
+                raise DataError(name, None, f"row group {group}: {error}") from None
+            if batch is None:
+                break
+            lines = np.arange(first_row, first_row + batch.num_rows)
+            table = pa.Table.from_batches([batch])
+            where = row_name(first_row, group)
+            yield batch_chunk(
+                name, where, table, hasher, features, label_column, weight_column, lines
+            )
+            first_row += batch.num_rows
+
+
+def read_parquet(parquet, name, hasher, features, label_column, weight_column, chunk_size):
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
+    open Parquet file (see :func:`parquet_pieces`)."""
+    pieces = parquet_pieces(
+        parquet, name, hasher, features, label_column, weight_column, chunk_size
+    )
+    return rechunk(pieces, chunk_size)

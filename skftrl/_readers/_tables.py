@@ -1,0 +1,199 @@
+"""Tables of raw values as the hashing's columns (:class:`~._hashing.Column`).
+
+A table is a pandas DataFrame, a pyarrow Table or RecordBatch, any table
+with the Arrow PyCapsule interface (``__arrow_c_stream__``: polars, DuckDB
+...), a mapping of column names to 1-D arrays, or a list of dicts (one a
+row; a key absent from a row is a missing value). Each value is a number or
+a category:
+
+- a column of a numeric or boolean type holds numbers;
+- a column of a categorical type (pandas ``category``, Arrow dictionary)
+  holds categories, whatever the type of the categories;
+- any other column (strings, objects, dates) is read value by value: a
+  number (``int``, ``float``, ``bool`` and numpy's) is a number, anything
+  else a category;
+- a column named in ``categorical`` holds categories only (its numbers are
+  hashed by value);
+- missing values (None, NaN, pandas' NA and NaT, Arrow nulls) hold nothing.
+
+Only the distinct values of a column are looked at one by one.
+"""
+
+from collections.abc import Mapping
+from numbers import Real
+
+import numpy as np
+
+from ._hashing import Column, Factorized, factorize
+
+
+def is_missing_value(value):
+    """Whether a Python value is missing: None, NaN, pandas' NA or NaT."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+def is_number(value):
+    return isinstance(value, (Real, np.number, np.bool_)) and not isinstance(value, str)
+
+
+def typed_by_value(column, by_value):
+    """The :class:`Column` of a :class:`Factorized` column of Python values,
+    each distinct value a number, a category or missing."""
+    distinct = column.distinct
+    missing = np.fromiter(map(is_missing_value, distinct), dtype=bool, count=len(distinct))
+    if by_value:
+        return Column(categories=column.without(missing))
+    numeric = ~missing & np.fromiter(map(is_number, distinct), dtype=bool, count=len(distinct))
+    if not numeric.any():
+        return Column(categories=column.without(missing))
+    numbers = np.full(len(distinct), np.nan)
+    numbers[numeric] = distinct[numeric].astype(np.float64)
+    per_row = column.per_row(numbers, np.nan)
+    if numeric.sum() == (~missing).sum():
+        return Column(numbers=per_row)
+    return Column(numbers=per_row, categories=column.without(missing | numeric))
+
+
+def numbers_column(numbers, by_value):
+    """The :class:`Column` of a float array (NaN: missing)."""
+    if not by_value:
+        return Column(numbers=numbers)
+    present = ~np.isnan(numbers)
+    distinct, codes = np.unique(numbers[present], return_inverse=True)
+    all_codes = np.full(len(numbers), -1, dtype=np.intp)
+    all_codes[present] = codes
+    return Column(categories=Factorized(distinct.astype(object), all_codes))
+
+
+def numpy_column(values, by_value):
+    """The :class:`Column` of a 1-D array-like (a numpy array, a list, a pandas
+    Series of plain numpy type)."""
+    if isinstance(values, Factorized):  # the readers' columns of categories
+        return Column(categories=values)
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"a column must be 1-D, got an array of shape {array.shape}")
+    if array.dtype.kind in "biuf":
+        return numbers_column(array.astype(np.float64), by_value)
+    if array.dtype.kind in "US":
+        return Column(categories=factorize(array.astype(str).tolist()))
+    return typed_by_value(factorize(map(hashable, array.astype(object).tolist())), by_value)
+
+
+def pandas_column(series, by_value):
+    """The :class:`Column` of a pandas Series."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = np.asarray(series.cat.categories, dtype=object)
+        return Column(categories=Factorized(categories, series.cat.codes.to_numpy()))
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
+        return numbers_column(numbers, by_value)
+    codes, distinct = pd.factorize(series, use_na_sentinel=True)
+    distinct = np.asarray(distinct, dtype=object)
+    return typed_by_value(Factorized(distinct, codes), by_value)
+
+
+def arrow_column(array, by_value):
+    """The :class:`Column` of a pyarrow Array or ChunkedArray."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    kind = array.type
+    if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        numbers = pc.fill_null(array.cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+        return numbers_column(numbers, by_value)
+    if pa.types.is_null(kind):
+        return Column(numbers=np.full(len(array), np.nan))
+    if not pa.types.is_dictionary(kind):
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            array = array.cast(pa.string())
+        array = pc.dictionary_encode(array)
+    codes = pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
+    distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
+    return Column(categories=Factorized(distinct, codes))
+
+
+def table_columns(X, categorical=()):
+    """``(columns, n_rows)``: the :class:`Column` of each column of the table
+    ``X`` (see the module's description), in the table's order."""
+    by_value = set(categorical)
+    kind = type(X).__module__.partition(".")[0]
+    if kind == "pandas" and hasattr(X, "columns"):
+        check_unique(list(map(str, X.columns)))
+        columns = {str(name): pandas_column(X[name], str(name) in by_value) for name in X.columns}
+        return columns, len(X)
+    if kind != "pyarrow" and hasattr(X, "__arrow_c_stream__"):
+        X = arrow_table(X)
+        kind = "pyarrow"
+    if kind == "pyarrow" and hasattr(X, "schema"):
+        check_unique(X.schema.names)
+        columns = {
+            name: arrow_column(X.column(i), name in by_value)
+            for i, name in enumerate(X.schema.names)
+        }
+        return columns, X.num_rows
+    if isinstance(X, Mapping):
+        return mapping_columns(X, by_value)
+    if isinstance(X, (list, tuple)) and all(isinstance(row, Mapping) for row in X):
+        return dict_rows_columns(X, by_value)
+    raise TypeError(
+        "X must be a table: a pandas DataFrame, a pyarrow Table or RecordBatch, a table "
+        "with the Arrow PyCapsule interface (such as a polars DataFrame), a mapping of "
+        f"column names to 1-D arrays, or a list of dicts; got {type(X).__name__}"
+    )
+
+
+def arrow_table(X):
+    """A pyarrow Table of a table with the Arrow PyCapsule interface."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise ImportError(
+            f"reading a {type(X).__name__} needs pyarrow: pip install 'skftrl[readers]'"
+        ) from None
+    return pa.table(X)
+
+
+def check_unique(names):
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"repeated column names: {repeated}")
+
+
+def mapping_columns(X, by_value):
+    """The columns of a mapping of column names to 1-D arrays (equal lengths)."""
+    columns = {
+        str(name): numpy_column(values, str(name) in by_value) for name, values in X.items()
+    }
+    lengths = {name: column_length(column) for name, column in columns.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the columns have different lengths: {lengths}")
+    return columns, next(iter(lengths.values()), 0)
+
+
+def column_length(column):
+    return len(column.numbers if column.numbers is not None else column.categories)
+
+
+def dict_rows_columns(rows, by_value):
+    """The columns of a list of dicts: every key of any row, in order of appearance."""
+    names = list(dict.fromkeys(str(key) for row in rows for key in row))
+    columns = {}
+    for name in names:
+        values = [row.get(name) for row in rows]
+        columns[name] = typed_by_value(factorize(map(hashable, values)), name in by_value)
+    return columns, len(rows)
+
+
+def hashable(value):
+    """A value as a key of the factorization: NaN and other missing values as None."""
+    return None if is_missing_value(value) else value

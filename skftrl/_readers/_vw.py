@@ -1,0 +1,226 @@
+"""Vowpal Wabbit's text format in chunks: the common subset, hashed.
+
+A line is ``[label [importance]] ['tag]|namespace[:weight] feature[:value] ...
+|namespace ...``: a label (a number), an importance weight (a number >= 0,
+the row's sample weight), a tag (a token starting with ``'``, or the token
+written against the first ``|``), then namespaces of features. A namespace
+named right after its ``|`` is a field of its own; ``| a b`` (a space after
+the bar) holds the default namespace's features. A namespace's weight
+multiplies the values of its features; a feature without ``:value`` has the
+value 1. Blank lines hold no row.
+
+A feature ``f`` of the namespace ``ns`` is the hashed feature named
+``ns=f`` (``f`` in the default namespace), as :mod:`._hashing` hashes every
+name; a table's column ``ns`` holding the category ``f`` lands in the same
+column. ``interactions`` cross namespaces as Vowpal Wabbit's ``-q ab`` (and
+``--cubic abc``) do: each string names namespaces by their first letters, and
+every feature of a namespace starting with ``a`` is crossed with every
+feature of one starting with ``b`` in the same row.
+
+Lines are parsed in Python, a block of whole lines at a time; what this
+subset does not read (cost-sensitive or contextual-bandit labels, a base
+prediction) is an error that names its line.
+"""
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._chunks import Chunk, rechunk
+from ._hashing import Features, concatenate_features, crosses, hash_names, hashed_matrix
+from ._sources import ByteSource, DataError, line_blocks, read_ahead
+
+
+class VwLine(NamedTuple):
+    label: float  # NaN without a label
+    weight: float  # NaN without an importance weight
+    tag: str  # "" without a tag
+    features: list  # (namespace, name, value)
+
+
+def number(path, line, text, what):
+    """A finite float of ``text``; DataError naming ``what`` otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise DataError(path, line, f"the {what} {text!r} is not a finite number")
+    return value
+
+
+def parse_head(path, line, head):
+    """``(label, weight, tag)`` of the part of a line before its first ``|``."""
+    tokens = head.split()
+    tag = ""
+    if tokens and (tokens[-1].startswith("'") or not head[-1].isspace()):
+        tag = tokens.pop().removeprefix("'")
+    if len(tokens) > 2:
+        raise DataError(
+            path,
+            line,
+            f"{head.strip()!r} before the first '|': a label, an importance weight and a tag "
+            "are read, not a base prediction",
+        )
+    label = weight = math.nan
+    if tokens:
+        if ":" in tokens[0]:
+            raise DataError(
+                path,
+                line,
+                f"the label {tokens[0]!r} is not a number (cost-sensitive and "
+                "contextual-bandit labels are not read)",
+            )
+        label = number(path, line, tokens[0], "label")
+    if len(tokens) == 2:
+        weight = number(path, line, tokens[1], "importance weight")
+        if weight < 0:
+            raise DataError(path, line, f"the importance weight {tokens[1]!r} is negative")
+    return label, weight, tag
+
+
+def parse_line(path, line, text):
+    """The :class:`VwLine` of one line of text (not blank)."""
+    head, bar, rest = text.partition("|")
+    if not bar:
+        raise DataError(
+            path,
+            line,
+            "no '|' in the line: Vowpal Wabbit text is "
+            "'label [importance] ['tag]|namespace feature[:value] ...'",
+        )
+    label, weight, tag = parse_head(path, line, head)
+    features = []
+    for segment in rest.split("|"):
+        tokens = segment.split()
+        namespace, scale = "", 1.0
+        if segment[:1] not in ("", " ", "\t") and tokens:
+            namespace, colon, scale_text = tokens.pop(0).partition(":")
+            if colon:
+                scale = number(path, line, scale_text, f"weight of namespace {namespace!r}")
+        for token in tokens:
+            name, colon, value_text = token.partition(":")
+            value = scale
+            if colon:
+                value = scale * number(path, line, value_text, f"value of feature {name!r}")
+            if not name:
+                raise DataError(path, line, f"the feature {token!r} has no name")
+            features.append((namespace, name, value))
+    return VwLine(label, weight, tag, features)
+
+
+def check_interactions(interactions):
+    """VW's interactions: strings of two or more namespace first letters."""
+    interactions = [] if interactions is None else list(interactions)
+    for letters in interactions:
+        if not isinstance(letters, str) or len(letters) < 2:
+            raise ValueError(
+                "each interaction is a string of two or more namespace first letters, "
+                f"as Vowpal Wabbit's -q ab or --cubic abc; got {letters!r}"
+            )
+    return interactions
+
+
+class VwParser:
+    """Blocks of VW text into :class:`~._chunks.Chunk` pieces hashed into
+    ``2**hash_bits`` columns, with each row's tag."""
+
+    def __init__(self, path, hash_bits, interactions=(), labels_required=True):
+        self.path = path
+        self.hash_bits = hash_bits
+        self.interactions = check_interactions(interactions)
+        self.labels_required = labels_required
+        self.labelled = None  # whether rows have labels: the first row tells
+
+    def parse(self, first_line, block):
+        """The :class:`~._chunks.Chunk` of a block of whole lines, with its tags."""
+        path = self.path
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = first_line + block.count(b"\n", 0, error.start)
+            raise DataError(path, line, f"a byte is not UTF-8 text ({error.reason})") from None
+        parsed, lines = [], []
+        for line, line_text in enumerate(text.split("\n"), start=first_line):
+            if line_text.strip():
+                parsed.append(parse_line(path, line, line_text))
+                lines.append(line)
+        y = self.labels(parsed, lines)
+        weights = np.array([row.weight for row in parsed])
+        sample_weight = None
+        if not np.isnan(weights).all():
+            sample_weight = np.where(np.isnan(weights), 1.0, weights)
+        X = self.hashed(parsed)
+        tags = np.array([row.tag for row in parsed], dtype=object)
+        return Chunk(X, y, np.array(lines, dtype=np.int64), sample_weight, tags)
+
+    def labels(self, parsed, lines):
+        """The labels of the rows, or None: every row has a label when
+        ``labels_required`` is True, none is read when it is False, and the
+        first row tells when it is None."""
+        labels = np.array([row.label for row in parsed])
+        if self.labels_required is False or not len(labels):
+            return None
+        missing = np.isnan(labels)
+        if self.labelled is None:
+            self.labelled = bool(self.labels_required) or not missing[0]
+        wrong = np.flatnonzero(missing if self.labelled else ~missing)
+        if wrong.size:
+            if self.labels_required:
+                problem = "no label: every row of a training file has one"
+            else:
+                has = "no label" if self.labelled else "a label"
+                problem = f"{has}, unlike the first row: label every row or none"
+            raise DataError(self.path, int(lines[wrong[0]]), problem)
+        return labels if self.labelled else None
+
+    def hashed(self, parsed):
+        """The CSR matrix of the rows' features and of their crosses."""
+        rows, names, values, namespaces = [], [], [], []
+        for row, line in enumerate(parsed):
+            for namespace, name, value in line.features:
+                rows.append(row)
+                names.append(f"{namespace}={name}" if namespace else name)
+                values.append(value)
+                namespaces.append(namespace)
+        distinct = list(dict.fromkeys(names))
+        hash_of = dict(zip(distinct, hash_names(distinct).tolist()))
+        features = Features(
+            np.array(rows, dtype=np.int64),
+            np.array([hash_of[name] for name in names], dtype=np.int64),
+            np.array(values, dtype=np.float64),
+        )
+        nonzero = np.flatnonzero(features.values != 0)
+        features = features.take(nonzero)
+        namespaces = np.array(namespaces, dtype=object)[nonzero]
+        parts = [features]
+        if self.interactions:
+            letters = {letter for letters in self.interactions for letter in letters}
+            first_letters = np.array([namespace[:1] or " " for namespace in namespaces])
+            by_letter = {
+                letter: features.take(np.flatnonzero(first_letters == letter))
+                for letter in letters
+            }
+            parts += crosses(
+                by_letter, [tuple(letters) for letters in self.interactions], len(parsed)
+            )
+        return hashed_matrix(concatenate_features(parts), len(parsed), self.hash_bits)
+
+
+def vw_pieces(path, hash_bits, interactions=(), labels_required=True):
+    """Parsed blocks of a VW text input, each a :class:`~._chunks.Chunk` with its tags."""
+    source = ByteSource(path)
+    try:
+        parser = VwParser(source.path, hash_bits, interactions, labels_required)
+        for first_line, block in line_blocks(source):
+            yield parser.parse(first_line, block)
+    finally:
+        source.close()
+
+
+def read_vw(path, chunk_size, hash_bits, interactions=(), labels_required=True):
+    """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of VW
+    text, parsed ahead in a thread."""
+    pieces = vw_pieces(path, hash_bits, interactions, labels_required)
+    return rechunk(read_ahead(pieces), chunk_size)

@@ -1,0 +1,394 @@
+"""Streaming readers: files in chunks of rows, ready for ``partial_fit``.
+
+Each reader takes a path, ``"-"`` (standard input) or a file object opened in
+binary mode, and yields chunks of exactly ``chunk_size`` rows (the last may
+be shorter) as ``(X, y, sample_weight)`` tuples (VW text adds each row's
+tag): ``X`` a CSR matrix of a width fixed for the whole file, ``y`` the
+labels and ``sample_weight`` the weights (None where the file has none).
+Text may be plain or compressed with gzip, bz2, xz or zstd, recognised by
+its first bytes. The command line (``skftrl train``, ``test``, ``predict``)
+reads its files with the same code.
+
+A chunk is yielded whole or not at all: a row that cannot be read raises a
+``ValueError`` naming the file, its line (or row and row group) and what is
+wrong, before any row of its chunk is yielded.
+
+Read more in the :ref:`User Guide <readers>`.
+"""
+
+import contextlib
+import itertools
+from numbers import Integral
+
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+
+from ._readers._csv import csv_chunks, first_chunk_kinds, open_csv_input
+from ._readers._csv_values import PYTHON_CATEGORICAL_HINT, parse_numbers
+from ._readers._libsvm import PYTHON_HINTS, read_libsvm
+from ._readers._sources import DataError, source_name
+from ._readers._spec import CsvSpec, LibsvmSpec
+from ._readers._vw import check_interactions, read_vw
+from .preprocessing import ColumnHasher
+
+__all__ = ["iter_csv", "iter_libsvm", "iter_parquet", "iter_vw"]
+
+SOURCE = "no_validation"  # a path, "-" or a file object: checked when opened
+CHUNK_SIZE = [Interval(Integral, 1, None, closed="left")]
+HASH_BITS = [Interval(Integral, 1, 30, closed="both")]
+COLUMN = [str, None]
+
+
+@validate_params(
+    {
+        "source": SOURCE,
+        "n_features": [Interval(Integral, 1, None, closed="left"), None],
+        "hash_bits": [*HASH_BITS, None],
+        "zero_based": ["boolean"],
+        "chunk_size": CHUNK_SIZE,
+    },
+    prefer_skip_nested_validation=True,
+)
+def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, chunk_size=10_000):
+    """Stream a LIBSVM (svmlight) file in chunks of rows.
+
+    A line is ``label index:value ...`` with indices in ascending order; ``#``
+    starts a comment and ``qid:`` is read and dropped, as
+    :func:`~sklearn.datasets.load_svmlight_file` reads them.
+
+    Parameters
+    ----------
+    source : str, path-like or file object
+        The file: a path, ``"-"`` for standard input, or a file object opened
+        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+    n_features : int, default=None
+        The width of ``X`` (at least 1): a larger index is an error. Give
+        ``n_features`` or ``hash_bits``: a stream cannot be read twice to
+        find its largest index.
+    hash_bits : int, default=None
+        Instead of ``n_features``: every index is taken modulo
+        ``2**hash_bits`` (1 to 30), the values of colliding indices in a row
+        added up.
+    zero_based : bool, default=False
+        Whether indices start at 0; by default they start at 1, as LIBSVM
+        writes them, and an index 0 is an error.
+    chunk_size : int, default=10_000
+        Rows a chunk, at least 1.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, n_features)
+        The rows of the chunk (``2**hash_bits`` columns with ``hash_bits``).
+    y : ndarray of shape (n_rows,)
+        Their labels, float64.
+    sample_weight : None
+        LIBSVM files have no weights.
+
+    See Also
+    --------
+    sklearn.datasets.load_svmlight_file : Loads a whole LIBSVM file.
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> from skftrl import FTRLClassifier
+    >>> from skftrl.readers import iter_libsvm
+    >>> model = FTRLClassifier()
+    >>> a9a = files("skftrl") / "_data" / "a9a.gz"
+    >>> for X, y, _ in iter_libsvm(a9a, n_features=123, chunk_size=5000):
+    ...     model = model.partial_fit(X, y, classes=[-1, 1])
+    >>> model.n_features_in_
+    123
+    """
+    if (n_features is None) == (hash_bits is None):
+        raise ValueError(
+            "give n_features (the width of X) or hash_bits (indices taken modulo "
+            "2**hash_bits), one of them"
+        )
+    if hash_bits is not None:
+        spec = LibsvmSpec(2**hash_bits, zero_based=True, hash_bits=hash_bits)
+    else:
+        spec = LibsvmSpec(n_features, zero_based=zero_based)
+    for chunk in read_libsvm(source, chunk_size, spec, hints=PYTHON_HINTS):
+        yield chunk.X, chunk.y, None
+
+
+TABLE_PARAMETERS = {
+    "source": SOURCE,
+    "label_column": COLUMN,
+    "weight_column": COLUMN,
+    "columns": ["array-like", None],
+    "hasher": [ColumnHasher, None],
+    "chunk_size": CHUNK_SIZE,
+}
+
+
+@validate_params(
+    {**TABLE_PARAMETERS, "parser": [StrOptions({"auto", "pyarrow", "python"})]},
+    prefer_skip_nested_validation=True,
+)
+def iter_csv(
+    source,
+    *,
+    label_column=None,
+    weight_column=None,
+    columns=None,
+    hasher=None,
+    chunk_size=10_000,
+    parser="auto",
+):
+    """Stream a CSV file in chunks of rows, its columns hashed.
+
+    The file has a header line, then one row a line (a quoted field may hold
+    commas, quotes doubled, and newlines). The feature columns are hashed by
+    ``hasher``: a column whose values in the first chunk are all numbers or
+    missing is numeric, unless the hasher names it ``categorical``; any other
+    column holds categories. A value is missing when it is empty or ``NA``,
+    ``NaN``, ``N/A`` or ``null`` (in any case, spaces around ignored).
+
+    With pyarrow installed (``pip install 'skftrl[readers]'``), the text is
+    parsed by pyarrow, faster than by Python's :mod:`csv` module (see
+    :ref:`bench-readers`); the rows are the same either way.
+
+    Parameters
+    ----------
+    source : str, path-like or file object
+        The file: a path, ``"-"`` for standard input, or a file object opened
+        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+    label_column : str, default=None
+        The labels' column: numbers when every label of the first chunk is a
+        number, else strings. None reads no labels (``y`` is None).
+    weight_column : str, default=None
+        The sample weights' column (numbers >= 0), read with the labels.
+    columns : list of str, default=None
+        The feature columns; by default every column but the label and the
+        weights.
+    hasher : ColumnHasher, default=None
+        What hashes the feature columns (its ``hash_bits``, ``categorical``
+        and ``interactions``); by default ``ColumnHasher()``.
+    chunk_size : int, default=10_000
+        Rows a chunk, at least 1.
+    parser : {"auto", "pyarrow", "python"}, default="auto"
+        What parses the text: pyarrow where it is installed (``"auto"``),
+        pyarrow (``"pyarrow"``, an ImportError without it) or Python's
+        :mod:`csv` module (``"python"``).
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, 2**hasher.hash_bits)
+        The hashed rows of the chunk.
+    y : ndarray of shape (n_rows,) or None
+        Their labels (float64, or str).
+    sample_weight : ndarray of shape (n_rows,) or None
+        Their weights.
+
+    See Also
+    --------
+    ColumnHasher : The hashing of the columns.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skftrl.preprocessing import ColumnHasher
+    >>> from skftrl.readers import iter_csv
+    >>> text = b"click,site,hour\\n1,news,13\\n0,shop,NA\\n0,news,9\\n"
+    >>> hasher = ColumnHasher(hash_bits=8, interactions=[("site", "hour")])
+    >>> for X, y, _ in iter_csv(io.BytesIO(text), label_column="click", hasher=hasher):
+    ...     print(X.shape, y)
+    (3, 256) [1. 0. 0.]
+    """
+    if weight_column is not None and label_column is None:
+        raise ValueError("weight_column is read with the labels: give label_column too")
+    hasher = ColumnHasher() if hasher is None else hasher
+    hasher.fit()  # its parameters checked
+    categorical = [] if hasher.categorical is None else list(hasher.categorical)
+    with contextlib.closing(open_csv_input(source, parser)) as csv_input:
+        header = csv_input.header
+        for role, column in (("label", label_column), ("weight", weight_column)):
+            if column is not None:
+                csv_input.position(column, role)
+        features = feature_columns(csv_input.path, header, label_column, weight_column, columns)
+        kinds, rows = first_chunk_kinds(
+            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical
+        )
+        numeric_labels, rows = first_labels_are_numbers(csv_input, rows, label_column)
+        spec = CsvSpec(
+            label_column,
+            kinds,
+            numeric_labels,
+            hasher.hash_bits,
+            weight_column,
+            [name for name in header if name not in {*features, label_column, weight_column}],
+        )
+        labels = label_column is not None
+        chunks = csv_chunks(
+            csv_input, rows, spec, labels, hasher=hasher, hint=PYTHON_CATEGORICAL_HINT
+        )
+        for chunk in chunks:
+            yield chunk.X, chunk.y, chunk.sample_weight
+
+
+def feature_columns(path, header, label_column, weight_column, columns):
+    """The feature columns: ``columns``, each in the header, or every column
+    but the label and the weights."""
+    if columns is None:
+        return [name for name in header if name not in (label_column, weight_column)]
+    columns = list(columns)
+    absent = [name for name in columns if name not in header]
+    if absent:
+        raise DataError(
+            path,
+            1,
+            f"columns: no column {', '.join(map(repr, absent))} in the header "
+            f"(the columns are: {', '.join(header)})",
+        )
+    return columns
+
+
+def first_labels_are_numbers(csv_input, rows, label_column):
+    """Whether every label of the first chunk of ``rows`` is a number, and the
+    same rows, the first chunk included."""
+    first = next(rows, None)
+    rows = itertools.chain([] if first is None else [first], rows)
+    if label_column is None or first is None:
+        return True, rows
+    values = first.columns[csv_input.position(label_column, "label")]
+    return parse_numbers(values) is not None, rows
+
+
+@validate_params(TABLE_PARAMETERS, prefer_skip_nested_validation=True)
+def iter_parquet(
+    source, *, label_column=None, weight_column=None, columns=None, hasher=None, chunk_size=10_000
+):
+    """Stream a Parquet file in chunks of rows, its columns hashed.
+
+    The file is read a row group at a time, and only the columns used. The
+    columns' types say what they hold: a numeric or boolean column holds
+    numbers, any other column categories (a column the hasher names
+    ``categorical`` too); nulls are missing values. Needs pyarrow (``pip
+    install 'skftrl[readers]'``).
+
+    Parameters
+    ----------
+    source : str, path-like or file object
+        The file: a path, ``"-"`` for standard input (read whole: a Parquet
+        file describes itself at its end), or a file object opened in binary
+        mode.
+    label_column : str, default=None
+        The labels' column: floats when it is numeric, else strings. None
+        reads no labels (``y`` is None).
+    weight_column : str, default=None
+        The sample weights' column (numbers >= 0).
+    columns : list of str, default=None
+        The feature columns; by default every column but the label and the
+        weights.
+    hasher : ColumnHasher, default=None
+        What hashes the feature columns; by default ``ColumnHasher()``.
+    chunk_size : int, default=10_000
+        Rows a chunk, at least 1.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, 2**hasher.hash_bits)
+        The hashed rows of the chunk.
+    y : ndarray of shape (n_rows,) or None
+        Their labels (float64, or str).
+    sample_weight : ndarray of shape (n_rows,) or None
+        Their weights.
+
+    See Also
+    --------
+    iter_csv : The same from a CSV file.
+
+    Examples
+    --------
+    >>> import io
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> from skftrl.readers import iter_parquet
+    >>> table = pa.table({"click": [1, 0, 0], "site": ["news", "shop", None]})
+    >>> file = io.BytesIO()
+    >>> pq.write_table(table, file)
+    >>> X, y, _ = next(iter_parquet(io.BytesIO(file.getvalue()), label_column="click"))
+    >>> X.nnz, y
+    (2, array([1., 0., 0.]))
+    """
+    try:
+        from ._readers._parquet import open_parquet, read_parquet
+    except ImportError:
+        raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
+    hasher = ColumnHasher() if hasher is None else hasher
+    hasher.fit()  # its parameters checked
+    parquet = open_parquet(source)
+    name = source_name(source)
+    names = parquet.schema_arrow.names
+    features = feature_columns(name, names, label_column, weight_column, columns)
+    chunks = read_parquet(parquet, name, hasher, features, label_column, weight_column, chunk_size)
+    for chunk in chunks:
+        yield chunk.X, chunk.y, chunk.sample_weight
+
+
+@validate_params(
+    {
+        "source": SOURCE,
+        "hash_bits": HASH_BITS,
+        "interactions": ["array-like", None],
+        "chunk_size": CHUNK_SIZE,
+    },
+    prefer_skip_nested_validation=True,
+)
+def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
+    """Stream a file of Vowpal Wabbit's text format in chunks of rows, hashed.
+
+    A line is ``[label [importance]] ['tag]|namespace[:weight]
+    feature[:value] ... |namespace ...``: the common subset of the format.
+    The feature ``f`` of the namespace ``ns`` (with its value, 1 without one,
+    times the namespace's weight) is hashed as the feature ``ns=f``, as
+    :class:`~skftrl.preprocessing.ColumnHasher` hashes a category ``f`` of a
+    column ``ns``; features of the default namespace (``| f``) as ``f``. A row
+    without a label is read when every row has none (for predictions). What
+    differs from Vowpal Wabbit's own hashing is listed in the
+    :ref:`User Guide <readers>`.
+
+    Parameters
+    ----------
+    source : str, path-like or file object
+        The file: a path, ``"-"`` for standard input, or a file object opened
+        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+    hash_bits : int, default=20
+        ``X`` has ``2**hash_bits`` columns, 1 to 30 bits.
+    interactions : list of str, default=None
+        Crosses of namespaces, as Vowpal Wabbit's ``-q ab`` and ``--cubic
+        abc``: each string names namespaces by their first letters (a space
+        for the default namespace), and every feature of a namespace
+        starting with ``a`` is crossed with every feature of one starting with
+        ``b`` in the same row, the product of their values at a hash of
+        theirs.
+    chunk_size : int, default=10_000
+        Rows a chunk, at least 1.
+
+    Yields
+    ------
+    X : scipy.sparse.csr_matrix of shape (n_rows, 2**hash_bits)
+        The hashed rows of the chunk.
+    y : ndarray of shape (n_rows,) or None
+        Their labels (float64); None when the file has none.
+    sample_weight : ndarray of shape (n_rows,) or None
+        Their importance weights (1 where a row has none); None when no row
+        of the chunk has one.
+    tags : ndarray of shape (n_rows,), dtype object
+        Their tags, ``""`` where a row has none.
+
+    Examples
+    --------
+    >>> import io
+    >>> from skftrl.readers import iter_vw
+    >>> text = b"1 2.0 'first|user alice |item book price:9.5\\n-1 |user bob\\n"
+    >>> chunks = iter_vw(io.BytesIO(text), hash_bits=10, interactions=["ui"])
+    >>> X, y, weights, tags = next(chunks)
+    >>> X.getnnz(axis=1)  # user, item, price and their two crosses; then user
+    array([5, 1], dtype=int32)
+    >>> y, weights, tags
+    (array([ 1., -1.]), array([2., 1.]), array(['first', ''], dtype=object))
+    """
+    interactions = check_interactions(interactions)
+    for chunk in read_vw(source, chunk_size, hash_bits, interactions, labels_required=None):
+        yield chunk.X, chunk.y, chunk.sample_weight, chunk.tags

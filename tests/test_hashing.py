@@ -1,0 +1,291 @@
+"""ColumnHasher (skftrl.preprocessing): raw columns and their crosses, hashed.
+
+Each result is compared with a reference computed another way: scikit-learn's
+FeatureHasher on the features written out as dicts (features without
+crosses), and a slow loop over rows in plain Python that hashes each name
+with scikit-learn's MurmurHash3 and combines the hashes of a cross as the
+user guide states (crosses).
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.feature_extraction import FeatureHasher
+from sklearn.pipeline import make_pipeline
+from sklearn.utils import murmurhash3_32
+
+from conftest import needs_readers_extra
+from skftrl import FTRLClassifier
+from skftrl.preprocessing import ColumnHasher
+
+HASH_BITS = 12
+
+ROWS = [
+    {"site": "news", "app": "a1", "hour": 13, "price": 2.5, "device": "phone"},
+    {"site": "shop", "app": "a1", "hour": 0, "price": None, "device": "tablet"},
+    {"site": None, "app": "a2", "hour": 7, "price": 1.0, "device": "phone"},
+    {"site": "news", "app": "a3", "hour": 13, "price": -4.0, "device": None},
+    {"site": "blog", "app": "a2", "hour": 23, "price": float("nan"), "device": "phone"},
+    {"site": "news", "app": "a1", "hour": 13, "price": 0.0, "device": "desktop"},
+]
+
+
+def row_features(row, categorical=()):
+    """A row's features written out (the reference): ``column=value`` 1 for a
+    category, ``column`` with the number for a number; missing ones and zeros
+    left out."""
+    features = {}
+    for column, value in row.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        if isinstance(value, str) or column in categorical:
+            text = str(int(value)) if isinstance(value, float) and value.is_integer() else value
+            features[f"{column}={text}"] = 1.0
+        elif value != 0:
+            features[column] = float(value)
+    return features
+
+
+def reference_hash(name):
+    return murmurhash3_32(name, seed=0, positive=False)
+
+
+def reference_cross_hash(hashes):
+    """The user guide's combination: ((h1 * 16777619) ^ h2) mod 2**32, then
+    with h3..., read as a signed 32-bit number."""
+    combined = hashes[0] % 2**32
+    for h in hashes[1:]:
+        combined = ((combined * 16777619) ^ (h % 2**32)) % 2**32
+    return combined - 2**32 if combined >= 2**31 else combined
+
+
+def slow_reference(rows, interactions=(), categorical=(), hash_bits=HASH_BITS):
+    """The dense matrix, row by row in plain Python."""
+    X = np.zeros((len(rows), 2**hash_bits))
+    for i, row in enumerate(rows):
+        per_column = {}  # column -> (name, value) of its feature
+        for column, value in row.items():
+            one = row_features({column: value}, categorical)
+            if one:
+                ((name, number),) = one.items()
+                per_column[column] = (name, number)
+        features = [(reference_hash(name), value) for name, value in per_column.values()]
+        for columns in interactions:
+            if all(column in per_column for column in columns):
+                hashes = [reference_hash(per_column[column][0]) for column in columns]
+                value = math.prod(per_column[column][1] for column in columns)
+                features.append((reference_cross_hash(hashes), value))
+        for h, value in features:
+            X[i, abs(h) % 2**hash_bits] += value
+    return X
+
+
+def test_features_without_crosses_are_featurehasher_of_the_rows_written_out():
+    expected = FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(
+        [row_features(row) for row in ROWS]
+    )
+    X = ColumnHasher(hash_bits=HASH_BITS).transform(ROWS)
+    assert sp.isspmatrix_csr(X) and X.dtype == np.float64
+    assert X.shape == (len(ROWS), 2**HASH_BITS)
+    assert (X != expected).nnz == 0
+
+
+@pytest.mark.parametrize(
+    "interactions",
+    [
+        [("site", "app")],
+        [("site", "app"), ("app", "device"), ("site", "app", "device")],
+        [("site", "hour"), ("hour", "price")],  # a number crossed: the product
+        [("app", "app")],
+    ],
+)
+def test_crosses_are_the_hashed_combinations_of_the_slow_reference(interactions):
+    X = ColumnHasher(hash_bits=HASH_BITS, interactions=interactions).transform(ROWS)
+    assert np.array_equal(X.toarray(), slow_reference(ROWS, interactions))
+
+
+def test_crosses_of_many_rows_match_the_slow_reference():
+    rng = np.random.default_rng(0)
+    rows = [
+        {
+            "a": f"a{rng.integers(50)}",
+            "b": None if rng.random() < 0.2 else f"b{rng.integers(500)}",
+            "c": f"c{rng.integers(3)}",
+            "n": float(rng.integers(-3, 4)),
+        }
+        for _ in range(400)
+    ]
+    interactions = [("a", "b"), ("b", "c", "a"), ("n", "c")]
+    X = ColumnHasher(hash_bits=10, interactions=interactions).transform(rows)
+    assert np.array_equal(X.toarray(), slow_reference(rows, interactions, hash_bits=10))
+
+
+def test_categorical_columns_hash_numbers_by_value_integral_floats_as_integers():
+    rows = [{"hour": 13}, {"hour": 13.0}, {"hour": 2.5}, {"hour": None}]
+    X = ColumnHasher(hash_bits=HASH_BITS, categorical=["hour"]).transform(rows)
+    expected = FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(
+        [{"hour=13": 1}, {"hour=13": 1}, {"hour=2.5": 1}, {}]
+    )
+    assert (X != expected).nnz == 0
+
+
+def frame():
+    return pd.DataFrame(
+        {
+            "site": pd.Series(["news", "shop", None, "news", "blog", "news"], dtype=object),
+            "app": pd.Categorical(["a1", "a1", "a2", "a3", "a2", "a1"]),
+            "hour": [13, 0, 7, 13, 23, 13],
+            "price": [2.5, np.nan, 1.0, -4.0, np.nan, 0.0],
+            "clicks": pd.array([1, None, 3, 0, 2, None], dtype="Int64"),
+            "new": [True, False, True, False, False, True],
+            "mixed": pd.Series([1, "x", 2.5, None, "x", float("nan")], dtype=object),
+            "device": ["phone", None, "tablet", "phone", "desk", "phone"],  # pandas' str
+            "os": pd.array(["ios", "android", None, "ios", "ios", None], dtype="string"),
+        }
+    )
+
+
+def frame_rows():
+    """frame() as rows of Python values (the reference)."""
+    data = frame()
+    rows = []
+    for i in range(len(data)):
+        row = {}
+        for column in data.columns:
+            value = data[column].iloc[i]
+            if value is pd.NA or (not isinstance(value, str) and pd.isna(value)):
+                value = None
+            elif isinstance(value, (np.bool_, bool)):
+                value = float(value)
+            elif isinstance(value, (np.integer, np.floating)):
+                value = float(value)
+            row[column] = value
+        rows.append(row)
+    return rows
+
+
+def test_a_dataframe_of_every_kind_of_column():
+    interactions = [("site", "app"), ("app", "hour"), ("mixed", "site"), ("device", "os")]
+    X = ColumnHasher(hash_bits=HASH_BITS, interactions=interactions).transform(frame())
+    assert np.array_equal(X.toarray(), slow_reference(frame_rows(), interactions))
+
+
+@needs_readers_extra
+def test_arrow_tables_and_arrow_streams_hash_as_the_dataframe():
+    import pyarrow as pa
+
+    data = frame().drop(columns="mixed")
+    table = pa.Table.from_pandas(data, preserve_index=False)
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "app", "hour")])
+    expected = hasher.transform(data)
+
+    class ArrowStream:  # any table with the Arrow PyCapsule interface (polars, ...)
+        def __arrow_c_stream__(self, requested_schema=None):
+            return table.__arrow_c_stream__(requested_schema)
+
+    for X in (
+        hasher.transform(table),
+        hasher.transform(table.to_batches()[0]),
+        hasher.transform(ArrowStream()),
+        hasher.transform(pa.concat_tables([table.slice(0, 2), table.slice(2)])),
+    ):
+        assert (X != expected).nnz == 0
+
+
+def test_a_mapping_of_columns_hashes_as_the_rows():
+    columns = {"site": np.array(["news", "shop", "news"]), "hour": [13, 0, 7.5]}
+    rows = [{"site": s, "hour": h} for s, h in zip(columns["site"], columns["hour"])]
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "hour")])
+    assert (hasher.transform(columns) != hasher.transform(rows)).nnz == 0
+
+
+def test_a_key_absent_from_a_row_is_a_missing_value():
+    rows = [{"site": "news", "app": "a1"}, {"app": "a2"}, {}]
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "app")])
+    assert np.array_equal(
+        hasher.transform(rows).toarray(), slow_reference(rows, [("site", "app")])
+    )
+
+
+def test_batches_hash_as_the_whole_table():
+    # Stateless: a partial_fit stream's batches are the rows of the whole.
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "app")])
+    data = frame()
+    whole = hasher.transform(data)
+    parts = sp.vstack([hasher.transform(data.iloc[:2]), hasher.transform(data.iloc[2:])])
+    assert (whole != parts).nnz == 0
+
+
+def test_hashed_names_say_what_lands_in_each_column():
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "app")])
+    names = hasher.hashed_names(ROWS[:1])
+    expected = {}
+    for name in ["site=news", "app=a1", "hour", "price", "device=phone"]:
+        expected.setdefault(abs(reference_hash(name)) % 2**HASH_BITS, []).append(name)
+    cross = reference_cross_hash([reference_hash("site=news"), reference_hash("app=a1")])
+    expected.setdefault(abs(cross) % 2**HASH_BITS, []).append("site=news^app=a1")
+    assert names == {column: sorted(found) for column, found in sorted(expected.items())}
+
+
+def test_in_a_pipeline_before_an_estimator():
+    data = pd.concat([frame()] * 20, ignore_index=True)
+    y = (data["site"] == "news").to_numpy()
+    pipeline = make_pipeline(
+        ColumnHasher(hash_bits=HASH_BITS, interactions=[("site", "app")]), FTRLClassifier()
+    )
+    pipeline.fit(data, y)
+    assert pipeline.score(data, y) == 1.0
+    assert len(pipeline[:-1].get_feature_names_out()) == 2**HASH_BITS
+    assert clone(pipeline[0]).get_params() == pipeline[0].get_params()
+
+
+@pytest.mark.parametrize(
+    "parameters, X, message",
+    [
+        ({"hash_bits": 31}, ROWS, "hash_bits"),
+        ({"interactions": ["site"]}, ROWS, "tuple of two or more column names"),
+        ({"interactions": [("site",)]}, ROWS, "tuple of two or more column names"),
+        ({"interactions": [("site", "nope")]}, frame(), "interactions: no column 'nope'"),
+        ({"categorical": ["nope"]}, frame(), "categorical: no column 'nope'"),
+        ({}, [{"price": float("inf")}], "column 'price' holds inf in row 0"),
+        ({}, {"a": [1, 2], "b": [1]}, "different lengths"),
+        ({}, np.zeros((2, 2)), "X must be a table"),
+    ],
+)
+def test_bad_parameters_and_input_are_refused_naming_the_problem(parameters, X, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        ColumnHasher(**parameters).transform(X)
+
+
+def test_fit_learns_nothing_and_fit_transform_is_transform():
+    hasher = ColumnHasher(hash_bits=HASH_BITS)
+    before = dict(vars(hasher))
+    assert hasher.fit(ROWS) is hasher and vars(hasher) == before
+    assert (hasher.fit_transform(ROWS) != hasher.transform(ROWS)).nnz == 0
+
+
+@needs_readers_extra
+def test_arrow_columns_of_every_index_and_string_type_hash_as_python_values():
+    # polars exports categories with unsigned indices and strings as views.
+    import pyarrow as pa
+
+    values = ["x", None, "y", "x"]
+    rows = [{"a": v, "b": v, "c": v, "d": v} for v in values]
+    table = pa.table(
+        {
+            "a": pa.DictionaryArray.from_arrays(
+                pa.array([0, None, 1, 0], pa.uint32()), pa.array(["x", "y"])
+            ),
+            "b": pa.DictionaryArray.from_arrays(
+                pa.array([1, None, 0, 1], pa.uint8()), pa.array(["y", "x"], pa.large_string())
+            ),
+            "c": pa.array(values, pa.string_view()),
+            "d": pa.array(values, pa.large_string()),
+        }
+    )
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "c")])
+    assert (hasher.transform(table) != hasher.transform(rows)).nnz == 0

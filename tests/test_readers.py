@@ -1,0 +1,465 @@
+"""The public streaming readers (skftrl.readers) and the command line's input.
+
+References: pandas' reading of a CSV file hashed by ColumnHasher (the
+command line must train the same model, state for state); Python's csv
+module (pyarrow's parser must give the same chunks and errors); the CSV file
+of the same table (Parquet); features written out by hand and hashed with
+scikit-learn's MurmurHash3 (VW text); the plain file (every compression);
+scikit-learn's load_svmlight_file (LIBSVM).
+"""
+
+import bz2
+import contextlib
+import gzip
+import io
+import lzma
+import sys
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_file
+from sklearn.feature_extraction import FeatureHasher
+from sklearn.utils import murmurhash3_32
+
+import skftrl._cli._input
+import skftrl._readers._csv
+import skftrl._readers._sources
+from conftest import needs_readers_extra
+from skftrl import FTRLClassifier, FTRLRegressor
+from skftrl._cli import main
+from skftrl._readers._csv import read_csv
+from skftrl._readers._spec import CsvSpec
+from skftrl.preprocessing import ColumnHasher
+from skftrl.readers import iter_csv, iter_libsvm, iter_parquet, iter_vw
+
+STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]
+PARSERS = ["python", pytest.param("pyarrow", marks=needs_readers_extra)]
+
+
+def run_here(*args):
+    """``skftrl *args`` through ``main()`` in this process: ``(code, output)``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(arg) for arg in args], out=out)
+    return code, out.getvalue() + err.getvalue()
+
+
+def click_csv(n_rows, seed=0):
+    """A CSV of raw click data: categories, numbers, missing values in every
+    spelling the readers know, a column of numbers and words, the label."""
+    rng = np.random.default_rng(seed)
+    sites = np.array(["news", "shop", "blog", "mail", "NA", "", "video"])
+    lines = ["click,site,app,hour,price,code,device\n"]
+    for _ in range(n_rows):
+        site = sites[rng.integers(len(sites))]
+        app = f"app{rng.integers(40)}"
+        hour = str(rng.integers(24))
+        price = ["", "nan", "null", f"{rng.integers(-20, 20) / 4}"][rng.integers(4)]
+        code = ["12", "007", "x9", "N/A"][rng.integers(4)]
+        device = ["phone", "tablet", "desk top", "null"][rng.integers(4)]
+        click = int(rng.random() < 0.3 + 0.4 * (site == "news"))
+        lines.append(f"{click},{site},{app},{hour},{price},{code},{device}\n")
+    return "".join(lines)
+
+
+def force_parser(monkeypatch, parser):
+    """The command line reading CSV with ``parser``."""
+    original = skftrl._readers._csv.open_csv_input
+
+    def opener(path, _="auto"):
+        return original(path, parser)
+
+    monkeypatch.setattr(skftrl._readers._csv, "open_csv_input", opener)
+    monkeypatch.setattr(skftrl._cli._input, "open_csv_input", opener)
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("classes", [None, "0,1"])  # a first pass, or none
+def test_the_command_line_trains_what_the_transformer_trains_from_pandas(
+    tmp_path, monkeypatch, parser, classes
+):
+    force_parser(monkeypatch, parser)
+    path = tmp_path / "clicks.csv"
+    path.write_text(click_csv(2600))
+    options = ["--label-column", "click", "--hash-bits", 16, "--chunk-size", 500]
+    if classes:
+        options.append(f"--classes={classes}")
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib", *options)
+    assert code == 0, output
+    trained = joblib.load(tmp_path / "m.joblib")
+
+    model = FTRLClassifier()
+    hasher = ColumnHasher(hash_bits=16)
+    # The prices are quarters: exact in pandas' parser as in Python's float().
+    for frame in pd.read_csv(path, chunksize=500):
+        X = hasher.transform(frame.drop(columns="click"))
+        model.partial_fit(X, frame["click"].to_numpy(), classes=[0, 1])
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+
+
+def odd_csv():
+    """CSV text that exercises the parsers: quotes (commas, doubled quotes,
+    newlines and CRLF inside them), CRLF line ends, blank lines, missing values
+    in several spellings, numbers Python reads in odd forms, non-ASCII text,
+    and no newline at the end."""
+    rows = [
+        'y,w,city,"note, quoted",n,code\r\n',
+        '1,1.5,Paris,"a, b",1_000,7\r\n',
+        '0,2,"Saint ""Denis""",plain, 12 ,007\n',
+        "\n",
+        '1,0,"New\nYork","two\r\nlines",+.5,x\n',
+        "0,1,  NA ,Null,1e3,N/A\n",
+        "\r\n",
+        "1,3,Zürich,€ sign,-0.0,\n",
+        '0,0.25,"",NaN,,"7"\n',
+    ]
+    body = [
+        f'{i % 2},{1 + i % 3},c{i % 7},"q{i % 5}, x",{i % 11 - 5},{i % 4}\n' for i in range(60)
+    ]
+    return "".join(rows + body) + '1,1,last,"end",4,9'
+
+
+def read_chunks(path, parser, chunk_size, kinds=None):
+    kinds = kinds or {
+        "city": "categorical",
+        "note, quoted": "categorical",
+        "n": "numeric",
+        "code": "categorical",
+    }
+    spec = CsvSpec("y", kinds, True, 12, weight_column="w")
+    return list(read_csv(path, spec, chunk_size, parser=parser))
+
+
+def assert_same_chunks(first, second):
+    assert len(first) == len(second)
+    for a, b in zip(first, second):
+        assert a.X.shape == b.X.shape and (a.X != b.X).nnz == 0
+        assert np.array_equal(a.X.indices, b.X.indices) and np.array_equal(a.X.data, b.X.data)
+        assert np.array_equal(a.y, b.y) and np.array_equal(a.lines, b.lines)
+        assert np.array_equal(a.sample_weight, b.sample_weight)
+
+
+@needs_readers_extra
+@pytest.mark.parametrize("block_size", [None, 7, 64])
+@pytest.mark.parametrize("chunk_size", [1, 5, 1000])
+def test_pyarrow_and_the_csv_module_read_the_same_rows(
+    tmp_path, monkeypatch, block_size, chunk_size
+):
+    if block_size:  # blocks end at every few lines: rows cross them
+        monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", block_size)
+    path = tmp_path / "odd.csv"
+    path.write_bytes(odd_csv().encode())
+    python = read_chunks(path, "python", chunk_size)
+    assert sum(chunk.n_rows for chunk in python) == 67
+    assert python[0].lines[:6].tolist() == [2, 3, 5, 8, 10, 11][: len(python[0].lines[:6])]
+    assert_same_chunks(python, read_chunks(path, "pyarrow", chunk_size))
+
+
+@needs_readers_extra
+def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path):
+    path = tmp_path / "clicks.csv"
+    path.write_text(click_csv(3000, seed=1))
+    kinds = {name: "categorical" for name in ["site", "app", "code", "device"]}
+    kinds.update(hour="numeric", price="numeric")
+    spec = CsvSpec("click", kinds, True, 14)
+    assert_same_chunks(
+        list(read_csv(path, spec, 700, parser="python")),
+        list(read_csv(path, spec, 700, parser="pyarrow")),
+    )
+
+
+BAD_CSV = [
+    ("y,a,b\n1,x,2\n0,x\n", "3: 2 fields, but the header has 3"),
+    ("y,a,b\n1,x,2\n0,x,2,3\n", "3: 4 fields, but the header has 3"),
+    ("y,a,b\n1,x,2\n0,\xff,1\n".encode("latin-1"), "3: byte 0xff at column 3 is not UTF-8"),
+    ("y,a,b\n1,x,2\n1,y,2\n0,z,word\n", "4: column 'b' holds numbers, but this value is 'word'"),
+    ("y,a,b\n1,x,2\nNA,x,2\n", "3: missing label 'NA'"),
+    ("y,a,b\n1,x,2\n1,x,inf\n", "3: column 'b' holds numbers, but this value is 'inf'"),
+    ("y,a,b\n1,x,2\n   \n0,x,2\n", "3: 1 fields, but the header has 3"),
+]
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("text, message", BAD_CSV)
+def test_bad_csv_rows_are_refused_naming_their_line_with_either_parser(
+    tmp_path, parser, text, message
+):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    spec = CsvSpec("y", {"a": "categorical", "b": "numeric"}, True, 10)
+    with pytest.raises(ValueError, match=f"/bad.csv:{message}"):
+        for _ in read_csv(path, spec, 2, parser=parser):
+            pass
+
+
+def test_iter_csv_reads_kinds_and_labels_from_the_first_chunk(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("y,site,hour,code\nyes,a,1,7\nno,b,,8\nno,a,3,x\n")
+    hasher = ColumnHasher(hash_bits=10, categorical=["hour"])
+    (X, y, weights), *rest = iter_csv(path, label_column="y", hasher=hasher, chunk_size=5)
+    assert rest == [] and weights is None
+    assert y.tolist() == ["yes", "no", "no"]
+    expected = FeatureHasher(2**10, alternate_sign=False).transform(
+        [
+            {"site=a": 1, "hour=1": 1, "code=7": 1},
+            {"site=b": 1, "code=8": 1},
+            {"site=a": 1, "hour=3": 1, "code=x": 1},
+        ]
+    )
+    assert (X != expected).nnz == 0
+    # "code" is numeric in the first chunk of 2 rows: a word later is an error.
+    message = r"data.csv:4: .* \(ColumnHasher\(categorical=\['code'\]\) reads every value"
+    with pytest.raises(ValueError, match=message):
+        list(iter_csv(path, label_column="y", hasher=hasher, chunk_size=2))
+
+
+def test_iter_csv_reads_standard_input_and_file_objects(tmp_path, monkeypatch):
+    text = click_csv(50).encode()
+    path = tmp_path / "clicks.csv.gz"
+    path.write_bytes(gzip.compress(text))
+    expected = list(iter_csv(path, label_column="click", chunk_size=20))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    for source in ["-", io.BytesIO(text), open(path, "rb")]:
+        chunks = list(iter_csv(source, label_column="click", chunk_size=20))
+        assert len(chunks) == len(expected) == 3
+        for (X, y, _), (X0, y0, _) in zip(chunks, expected):
+            assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+
+
+@needs_readers_extra
+def test_parquet_gives_what_csv_gives_of_the_same_table(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(3)
+    n = 1000
+    site = rng.choice(["news", "shop", "blog", None], n).tolist()
+    table = pa.table(
+        {
+            "click": rng.integers(0, 2, n),
+            "site": pa.array(site, pa.string()),
+            "zip": pa.array(rng.choice(["02134", "75001", "12"], n), pa.string()),
+            "hour": rng.integers(0, 24, n),
+            "price": pa.array([None if i % 7 == 0 else i / 8 for i in range(n)], pa.float64()),
+            "weight": rng.random(n),
+        }
+    )
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=300)
+    frame = table.to_pandas()
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    hasher = ColumnHasher(hash_bits=14, categorical=["zip"], interactions=[("site", "hour")])
+    options = dict(label_column="click", weight_column="weight", hasher=hasher, chunk_size=128)
+    from_csv = list(iter_csv(tmp_path / "t.csv", **options))
+    from_parquet = list(iter_parquet(tmp_path / "t.parquet", **options))
+    assert [X.shape[0] for X, _, _ in from_parquet] == [128] * 7 + [104]
+    assert len(from_csv) == len(from_parquet)
+    for (X, y, w), (X0, y0, w0) in zip(from_parquet, from_csv):
+        assert (X != X0).nnz == 0 and np.array_equal(y, y0) and np.array_equal(w, w0)
+
+
+@needs_readers_extra
+def test_parquet_errors_name_the_row_and_row_group(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"y": [1.0, 0.0, None, 1.0], "a": ["x", "y", "z", "w"]})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=2)
+    with pytest.raises(ValueError, match=r"t.parquet: row 3 \(row group 1\): missing label"):
+        list(iter_parquet(tmp_path / "t.parquet", label_column="y", chunk_size=1))
+    with pytest.raises(ValueError, match=r"t.parquet: no column 'label' \(the columns are: y, a"):
+        list(iter_parquet(tmp_path / "t.parquet", label_column="label"))
+    (tmp_path / "not.parquet").write_text("a,b\n")
+    with pytest.raises(ValueError, match="not.parquet: not a readable Parquet file"):
+        list(iter_parquet(tmp_path / "not.parquet"))
+
+
+VW_TEXT = (
+    "1 0.5 'first|user alice |item book price:9.5\n"
+    "-1 |user:2 bob eve:0.5 |item\n"
+    "\n"
+    "1 tagged| plain |item pen\n"
+)
+
+
+def vw_expected(interactions, hash_bits=10):
+    """The rows of VW_TEXT, hashed by hand."""
+
+    def h(name):
+        return murmurhash3_32(name, seed=0, positive=False)
+
+    def cross(first, second):
+        combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
+        return combined - 2**32 if combined >= 2**31 else combined
+
+    rows = [
+        {"user=alice": 1.0, "item=book": 1.0, "item=price": 9.5},
+        {"user=bob": 2.0, "user=eve": 1.0},
+        {"plain": 1.0, "item=pen": 1.0},
+    ]
+    X = np.zeros((3, 2**hash_bits))
+    for i, row in enumerate(rows):
+        features = [(h(name), value) for name, value in row.items()]
+        if interactions == ["ui"]:
+            users = [(h(n), v) for n, v in row.items() if n.startswith("user=")]
+            items = [(h(n), v) for n, v in row.items() if n.startswith("item=")]
+            features += [(cross(a, b), u * v) for a, u in users for b, v in items]
+        for hashed, value in features:
+            X[i, abs(hashed) % 2**hash_bits] += value
+    return X
+
+
+@pytest.mark.parametrize("interactions", [None, ["ui"]])
+def test_vw_text_gives_the_features_written_by_hand(interactions):
+    chunks = list(iter_vw(io.BytesIO(VW_TEXT.encode()), hash_bits=10, interactions=interactions))
+    assert len(chunks) == 1
+    X, y, weights, tags = chunks[0]
+    assert np.array_equal(X.toarray(), vw_expected(interactions))
+    assert y.tolist() == [1, -1, 1]
+    assert weights.tolist() == [0.5, 1, 1]
+    assert tags.tolist() == ["first", "", "tagged"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("1 a b\n", "2: no '|' in the line"),
+        ("1:0.5 |a b\n", "2: the label '1:0.5' is not a number"),
+        ("x |a b\n", "2: the label 'x' is not a finite number"),
+        ("1 -2 |a b\n", "2: the importance weight '-2' is negative"),
+        ("1 2 3 |a b\n", "2: '1 2 3' before the first '|'"),
+        ("1 |a b:x\n", "2: the value of feature 'b' 'x' is not a finite number"),
+        ("1 |a:inf b\n", "2: the weight of namespace 'a' 'inf' is not a finite number"),
+        ("|a b\n", "2: no label, unlike the first row"),
+    ],
+)
+def test_vw_lines_it_cannot_read_are_refused_naming_the_line(line, message):
+    text = ("1 |a ok\n" + line).encode()
+    with pytest.raises(ValueError, match=f"^<BytesIO>:{message}"):
+        list(iter_vw(io.BytesIO(text)))
+
+
+def test_the_command_line_trains_on_vw_text_what_iter_vw_gives(tmp_path):
+    rng = np.random.default_rng(5)
+    lines = []
+    for i in range(900):
+        label = 1 if rng.random() < 0.5 else -1
+        weight = f" {1 + i % 3}" if i % 4 else ""
+        user, item = f"u{rng.integers(30)}", f"i{rng.integers(60)}"
+        lines.append(f"{label}{weight} 'r{i}|user {user} |item {item} price:{i % 9}\n")
+    path = tmp_path / "train.vw.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib", "--chunk-size", 100)
+    assert code == 0, output
+    trained = joblib.load(tmp_path / "m.joblib")
+    model = FTRLClassifier()
+    for X, y, weights, _ in iter_vw(path, chunk_size=100):
+        model.partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+    code, output = run_here("predict", "-i", tmp_path / "m.joblib", path)
+    X, _, _, _ = next(iter_vw(path, chunk_size=900))
+    predicted = np.array(output.split(), dtype=float)
+    assert np.array_equal(predicted, model.predict_proba(X)[:, 1])
+
+
+def compressed(kind, data):
+    if kind == "zstd":
+        import zstandard
+
+        return zstandard.ZstdCompressor().compress(data)
+    return {"gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[kind](data)
+
+
+@pytest.mark.parametrize(
+    "kind", ["gzip", "bz2", "xz", pytest.param("zstd", marks=needs_readers_extra)]
+)
+def test_every_compression_reads_as_the_plain_file(tmp_path, kind):
+    vw = VW_TEXT.encode()
+    csv_text = click_csv(40).encode()
+    libsvm = b"1 1:2 3:1\n0 2:0.5\n1 3:4\n"
+    (tmp_path / "plain.svm").write_bytes(libsvm)
+    (tmp_path / "packed").write_bytes(compressed(kind, libsvm))
+    for (X, y, _), (X0, y0, _) in zip(
+        iter_libsvm(tmp_path / "packed", n_features=3),
+        iter_libsvm(tmp_path / "plain.svm", n_features=3),
+    ):
+        assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+    X, *_ = next(iter_vw(io.BytesIO(compressed(kind, vw)), hash_bits=10))
+    assert np.array_equal(X.toarray(), vw_expected(None))
+    packed = list(iter_csv(io.BytesIO(compressed(kind, csv_text)), label_column="click"))
+    plain = list(iter_csv(io.BytesIO(csv_text), label_column="click"))
+    assert (packed[0][0] != plain[0][0]).nnz == 0
+
+
+@needs_readers_extra
+def test_the_command_line_trains_on_a_zstd_file(tmp_path):
+    data = b"".join(f"{i % 2} {1 + i % 5}:1 {6 + i % 3}:0.5\n".encode() for i in range(200))
+    (tmp_path / "d.svm.zst").write_bytes(compressed("zstd", data))
+    (tmp_path / "d.svm").write_bytes(data)
+    for name in ["d.svm.zst", "d.svm"]:
+        code, output = run_here("train", tmp_path / name, "-f", tmp_path / f"{name}.joblib")
+        assert code == 0, output
+    zstd, plain = (joblib.load(tmp_path / f"{name}.joblib") for name in ["d.svm.zst", "d.svm"])
+    for name in STATE:
+        assert np.array_equal(getattr(zstd, name), getattr(plain, name))
+
+
+def test_zstd_without_its_decompressor_says_what_to_install(tmp_path, monkeypatch):
+    compressors = dict(skftrl._readers._sources.COMPRESSED)
+    compressors[b"\x28\xb5\x2f\xfd"] = ("zstd", lambda: None)
+    monkeypatch.setattr(skftrl._readers._sources, "COMPRESSED", compressors)
+    (tmp_path / "d.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 20)
+    with pytest.raises(ValueError, match=r"d.zst: zstd-compressed: .*pip install 'skftrl\["):
+        list(iter_libsvm(tmp_path / "d.zst", n_features=3))
+
+
+def test_iter_libsvm_gives_what_load_svmlight_file_gives(tmp_path):
+    text = b"1 1:2 3:1\n# comment\n-1 qid:3 2:0.5\n1 1:4 5:1e-3\n-1\n"
+    (tmp_path / "d.svm").write_bytes(text)
+    X0, y0 = load_svmlight_file(io.BytesIO(text), n_features=6, zero_based=False)
+    chunks = list(iter_libsvm(tmp_path / "d.svm", n_features=6, chunk_size=3))
+    assert [X.shape for X, _, _ in chunks] == [(3, 6), (1, 6)]
+    X = sp.vstack([X for X, _, _ in chunks])
+    assert (X != X0).nnz == 0
+    assert np.array_equal(np.concatenate([y for _, y, _ in chunks]), y0)
+    hashed = next(iter_libsvm(io.BytesIO(text), hash_bits=2))[0]
+    assert hashed.shape == (4, 4) and hashed[2, 1] == 4 + 1e-3  # 1 and 5 (mod 4) added up
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({}, "give n_features"),
+        ({"n_features": 3, "hash_bits": 2}, "give n_features"),
+        ({"n_features": 2}, r"d.svm:1: feature index 3 is beyond the model's 2 features"),
+        ({"n_features": 0}, "n_features"),
+    ],
+)
+def test_iter_libsvm_refuses_what_it_cannot_read(tmp_path, options, message):
+    (tmp_path / "d.svm").write_bytes(b"1 1:2 3:1\n")
+    with pytest.raises(ValueError, match=message):
+        list(iter_libsvm(tmp_path / "d.svm", **options))
+
+
+def test_iter_libsvm_index_0_suggests_zero_based(tmp_path):
+    (tmp_path / "d.svm").write_bytes(b"1 1:2\n0 0:1\n")
+    with pytest.raises(ValueError, match=r"d.svm:2: .*\(zero_based=True reads indices from 0\)"):
+        list(iter_libsvm(tmp_path / "d.svm", n_features=3))
+    (X, _, _), *_ = iter_libsvm(tmp_path / "d.svm", n_features=3, zero_based=True)
+    assert X[1, 0] == 1
+
+
+def test_streaming_a_file_learns_as_partial_fit_on_the_whole(tmp_path):
+    path = tmp_path / "clicks.csv"
+    path.write_text(click_csv(500))
+    model = FTRLRegressor()
+    for X, y, _ in iter_csv(path, label_column="click", chunk_size=500):
+        model.partial_fit(X, y)
+    frame = pd.read_csv(path)
+    X = ColumnHasher().transform(frame.drop(columns="click"))
+    reference = FTRLRegressor().partial_fit(X, frame["click"].to_numpy(dtype=float))
+    assert np.array_equal(model.z_, reference.z_)
