@@ -439,6 +439,24 @@ def assert_engines_agree(models, n_rows):
         assert np.all(np.abs(z.astype(np.float64) - z_other) <= bound), z_name
 
 
+def assert_finite_or_refused_alike(task, X, y, params, hyper):
+    """Two partial_fit calls of the numpy and numba engines with ``params``:
+    both refuse them with the same message, naming one of ``hyper``, or both
+    give a finite model, the same to rounding."""
+    results = [
+        fit_or_refusal(model_for(task, engine=engine, **params), X, y)
+        for engine in ("numpy", "numba")
+    ]
+    assert results[0][0] == results[1][0]
+    if results[0][0] == "refused":
+        assert results[0][1] == results[1][1]
+        assert any(name in results[0][1] for name in hyper), results[0][1]
+        return
+    for _, model in results:
+        assert_finite_model(model, X)
+    assert_engines_agree([model for _, model in results], 2 * X.shape[0])
+
+
 def assert_finite_model(model, X):
     for name in FM_STATE:
         assert np.all(np.isfinite(getattr(model, name))), name
@@ -462,18 +480,7 @@ def test_extreme_hyper_parameters_give_a_finite_model_or_a_clear_refusal(
     where numba kept it finite. Now both engines refuse the same parameters,
     naming them, or give the same finite model."""
     X, y = problem(task, scale)
-    results = [
-        fit_or_refusal(model_for(task, engine=engine, dtype=dtype, random_state=0, **hyper), X, y)
-        for engine in ("numpy", "numba")
-    ]
-    assert results[0][0] == results[1][0]
-    if results[0][0] == "refused":  # the same message, naming the parameter
-        assert results[0][1] == results[1][1]
-        assert any(name in results[0][1] for name in hyper), results[0][1]
-        return
-    for _, model in results:
-        assert_finite_model(model, X)
-    assert_engines_agree([model for _, model in results], 2 * X.shape[0])
+    assert_finite_or_refused_alike(task, X, y, dict(dtype=dtype, random_state=0, **hyper), hyper)
 
 
 def test_the_command_line_saves_no_model_of_overflowing_factors(tmp_path):
@@ -715,16 +722,4 @@ def log_uniform(low, high):
 )
 def test_any_hyper_parameters_give_a_finite_model_or_a_clear_refusal(drawn, **hyper):
     task, X, y, params = drawn
-    params = dict(params, **hyper)
-    results = [
-        fit_or_refusal(model_for(task, engine=engine, **params), X, y)
-        for engine in ("numpy", "numba")
-    ]
-    assert results[0][0] == results[1][0]
-    if results[0][0] == "refused":  # the same message, naming a parameter
-        assert results[0][1] == results[1][1]
-        assert any(name in results[0][1] for name in hyper), results[0][1]
-        return
-    for _, model in results:
-        assert_finite_model(model, X)
-    assert_engines_agree([model for _, model in results], 2 * X.shape[0])
+    assert_finite_or_refused_alike(task, X, y, dict(params, **hyper), hyper)
