@@ -35,11 +35,20 @@ from ._engines import (
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
 from ._engines._undo import writable
+from ._persistence import (
+    checked_shape,
+    kept_as_loaded,
+    put_touched_coordinates,
+    touched_coordinates,
+    untouched_state,
+)
 from ._stopping import EarlyStopping
 from ._validation import (
     FLOAT_DTYPES,
     as_canonical_csr,
+    check_no_bool_counts,
     check_sparse_indices,
+    check_state,
     finite_check_of_huge_values,
 )
 
@@ -88,33 +97,6 @@ def unchanged_on_error(method):
             _TRAINING_CALL.reset(token)
 
     return wrapper
-
-
-def touched_coordinates(z, n, z0, n0):
-    """The coordinates where ``z`` or ``n`` differ from their initial values
-    ``z0`` and ``n0`` (arrays of the same shape, or scalars), compared bit for
-    bit: a dict of the shape, their flat positions and values, to save a
-    model compactly. None when that would not be smaller than the arrays."""
-    bits = np.dtype(f"u{z.dtype.itemsize}")
-
-    def differs(array, initial):
-        return array.view(bits) != np.asarray(initial, dtype=array.dtype).view(bits)
-
-    touched = differs(z, z0) | differs(n, n0)
-    if np.count_nonzero(touched) * (8 + 2 * z.dtype.itemsize) >= 2 * z.nbytes:
-        return None
-    return {
-        "shape": np.array(z.shape, dtype=np.int64),
-        "positions": np.flatnonzero(touched),
-        "z": z[touched],
-        "n": n[touched],
-    }
-
-
-def put_touched_coordinates(touched, z, n):
-    """Write the coordinates of :func:`touched_coordinates` into the initial ``z`` and ``n``."""
-    where = np.unravel_index(touched["positions"], z.shape)
-    z[where], n[where] = touched["z"], touched["n"]
 
 
 def _read_only(array):
@@ -221,19 +203,21 @@ class BaseFTRL(BaseEstimator):
     _SAVED_PAIRS = (("z_", "n_", "_touched_state", _linear_layout),)
 
     def _untouched(self, entry, shape, dtype):
-        """The ``(z, n)`` of the untouched coordinates of the pair saved as
-        ``entry``: scalars, or arrays of ``shape``; None when this model
-        cannot make them again."""
+        """The ``(z0, n0)`` of the untouched coordinates of the pair saved as
+        ``entry``: ``n0`` a number, ``z0`` a number or an iterable of one array
+        a block of ``state_blocks(shape)`` (see skftrl._persistence); None when
+        this model cannot make them again."""
         with np.errstate(over="ignore"):
             return 0, np.dtype(dtype).type(self.initial_accumulator_value)
 
     def __getstate__(self):
         # A saved (pickled, joblib, skops) or deep-copied model keeps only the
-        # coordinates training has touched, when that is smaller: its file
-        # grows with the model's non-zero state, not with its width (2**20
-        # hashed columns are 16 MB of float64 state, most of it untouched).
-        # Untouched means z and n equal the values they started from, compared
-        # bit for bit, so that loading restores the exact state.
+        # coordinates training has touched, when that is small (see
+        # skftrl._persistence): its file grows with the model's non-zero state,
+        # not with its width (2**20 hashed columns are 16 MB of float64 state,
+        # most of it untouched). Untouched means z and n equal the values they
+        # started from, compared bit for bit, so that loading restores the
+        # exact state.
         # A copy: object.__getstate__ may return the instance's own __dict__.
         state = dict(super().__getstate__())
         # Not part of the model: the kept weights, and the record of the
@@ -249,7 +233,7 @@ class BaseFTRL(BaseEstimator):
             touched = None if untouched is None else touched_coordinates(z, n, *untouched)
             if touched is not None:
                 del state[z_name], state[n_name]
-                if np.ndim(untouched[1]) == 0:  # the untouched n, as saved models hold it
+                if np.isscalar(untouched[0]):  # the untouched n, as saved models hold it
                     touched["fill"] = np.asarray([untouched[1]], dtype=z.dtype)
                 state[entry] = touched
         return state
@@ -257,28 +241,44 @@ class BaseFTRL(BaseEstimator):
     def __setstate__(self, state):
         # pickle, copy.deepcopy and skops store each z and n as two separate
         # arrays, or only their touched coordinates (see __getstate__): put
-        # them back into one buffer, as _init_state makes them.
+        # them back as _init_state makes them. What the file holds is checked
+        # against the model before anything of its size is allocated.
         state = dict(state)
         saved = {pair[2]: state.pop(pair[2]) for pair in self._SAVED_PAIRS if pair[2] in state}
         super().__setstate__(state)
+        shapes = self._state_shapes() if saved else None
         for z_name, n_name, entry, layout in self._SAVED_PAIRS:
             if entry in saved:
                 touched = saved[entry]
-                shape = tuple(int(size) for size in touched["shape"])
-                z, n = layout(shape, touched["z"].dtype)
-                z[...], n[...] = self._untouched(entry, shape, z.dtype)
+                shape = checked_shape(entry, touched, shapes[z_name[:-1]])
+                dtype = touched["z"].dtype
+                untouched = self._untouched(entry, shape, dtype)
+                if untouched is None:
+                    raise ValueError(
+                        f"the model's saved {entry} has no record of the untouched "
+                        "values: the file is damaged"
+                    )
+                z, n = untouched_state(layout, shape, dtype, *untouched)
                 put_touched_coordinates(touched, z, n)
                 setattr(self, z_name, _read_only(z))
                 setattr(self, n_name, _read_only(n))
             elif z_name in self.__dict__:
-                self._store_copy(z_name, n_name, layout)
+                self._store_copy(z_name, n_name, layout, loaded=True)
         if "z_" in self.__dict__:
             self._prediction_cache = PredictionCache()
+            self._state()  # checked: a damaged file fails here, not at predict
 
-    def _store_copy(self, z_name, n_name, layout):
+    def _store_copy(self, z_name, n_name, layout, loaded=False):
         """Replace the arrays ``z_name`` and ``n_name`` with read-only copies in
-        one buffer of ``layout``."""
+        one buffer of ``layout``. Arrays just ``loaded`` from a file are kept
+        as they are, without a copy, when the layout is not the linear
+        model's (which interleaves z and n, see new_state) and they allow it."""
         z, n = getattr(self, z_name), getattr(self, n_name)
+        if loaded and layout is not _linear_layout:
+            if kept_as_loaded(z) and kept_as_loaded(n):
+                setattr(self, z_name, _read_only(z.view()))
+                setattr(self, n_name, _read_only(n.view()))
+                return
         z_copy, n_copy = layout(z.shape, z.dtype)
         z_copy[...], n_copy[...] = z, n
         setattr(self, z_name, _read_only(z_copy))
@@ -341,10 +341,29 @@ class BaseFTRL(BaseEstimator):
         )
 
     def _state(self):
-        """The learned state, as the engines take it (read-only arrays)."""
-        return self._state_record(
+        """The learned state, as the engines take it (read-only arrays), each
+        array checked against the model's shapes (:meth:`_state_shapes`) and
+        dtypes: an array assigned to an attribute of the state can then never
+        make a pass read or write outside it."""
+        state = self._state_record(
             *(getattr(self, f"{name}_") for name in self._state_record._fields)
         )
+        check_state(state, self._state_shapes())
+        return state
+
+    def _n_outputs(self):
+        """The number of outputs of the fitted model (its classifier's differs)."""
+        return 1
+
+    def _state_shapes(self):
+        """The shape of each array of the fitted model's state, by field."""
+        outputs, features = self._n_outputs(), self.n_features_in_
+        return {
+            "z": (outputs, features),
+            "n": (outputs, features),
+            "z_intercept": (outputs,),
+            "n_intercept": (outputs,),
+        }
 
     def _cache(self):
         """The model's prediction cache (a throwaway one for a state set by hand)."""
@@ -438,6 +457,9 @@ class BaseFTRL(BaseEstimator):
         batch size (a ValueError) and of numba for ``engine="numba"`` (an
         ImportError)."""
         super()._validate_params()
+        constraints = self._parameter_constraints
+        params = {name: getattr(self, name) for name in constraints}
+        check_no_bool_counts(constraints, params, type(self).__name__)
         self._engine()
 
     def _engine(self):
@@ -479,8 +501,8 @@ class BaseFTRL(BaseEstimator):
     def _pass(self, X, targets, sample_weight, rows):
         """One pass over ``rows``; returns each row's margin before it was learned."""
         engine = self._engine()
+        state = self._writable_state()  # each array checked first
         self._check_state_parameters()
-        state = self._writable_state()
         undo = None
         call = _TRAINING_CALL.get()
         # A state made by this call is dropped on failure; a pass over rows

@@ -192,7 +192,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     z_ : ndarray of shape (n_outputs, n_features)
         The paper's ``z``: the accumulated gradients minus the proximal
         corrections, one per (output, feature). With ``n_`` it is the whole
-        learned state. Read-only (assign a new array to replace it).
+        learned state. Read-only (assign a new array of its shape and dtype
+        to replace it).
 
     n_ : ndarray of shape (n_outputs, n_features)
         The paper's ``n``: the sum of squared gradients per (output, feature).
@@ -319,6 +320,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+    def _n_outputs(self):
+        return _n_outputs(self.classes_)
 
     def _loss(self):
         return get_loss("log_loss" if self.z_.shape[0] == 1 else "multinomial")

@@ -16,8 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import BaseFTRL, _read_only
 from ._classifier import FTRLClassifier
 from ._engines import FMParameters, FMState
-from ._engines._math import empty_factor_state, weights_from_state
-from ._engines._records import initial_factor_state, new_factor_state
+from ._engines._math import new_factor_layout, weights_from_state
+from ._engines._records import initial_factor_blocks, initial_factor_n, new_factor_state
 from ._regressor import FTRLRegressor
 
 
@@ -58,7 +58,7 @@ class _FactorizationMachine:
     # first drawn.
     _SAVED_PAIRS = (
         *BaseFTRL._SAVED_PAIRS,
-        ("z_factors_", "n_factors_", "_touched_factors", empty_factor_state),
+        ("z_factors_", "n_factors_", "_touched_factors", new_factor_layout),
     )
     _STATE_PARAMETERS = ("initial_accumulator_value", "n_components", "init_stdev")
 
@@ -66,7 +66,17 @@ class _FactorizationMachine:
         if entry != "_touched_factors":
             return super()._untouched(entry, shape, dtype)
         record = self._initial_factors
-        return None if record is None else initial_factor_state(record, shape, dtype)
+        if record is None:
+            return None
+        return initial_factor_blocks(record, shape, dtype), dtype.type(initial_factor_n(record))
+
+    def _state_shapes(self):
+        shapes = super()._state_shapes()
+        # The n_components the state was made with (a later one is refused by
+        # the next pass, and predictions use the state's).
+        created = getattr(self, "_state_parameters", {}).get("n_components", self.n_components)
+        shapes["z_factors"] = shapes["n_factors"] = (*shapes["z"], created)
+        return shapes
 
     @property
     def components_(self):
@@ -267,7 +277,8 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
 
     z_ : ndarray of shape (n_outputs, n_features)
         The linear weights' ``z``: the accumulated gradients minus the
-        proximal corrections. Read-only (assign a new array to replace it).
+        proximal corrections. Read-only (assign a new array of its shape
+        and dtype to replace it).
 
     n_ : ndarray of shape (n_outputs, n_features)
         The linear weights' ``n``: the sums of squared gradients. Read-only.
@@ -572,7 +583,8 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
 
     z_ : ndarray of shape (1, n_features)
         The linear weights' ``z``: the accumulated gradients minus the
-        proximal corrections. Read-only (assign a new array to replace it).
+        proximal corrections. Read-only (assign a new array of its shape
+        and dtype to replace it).
 
     n_ : ndarray of shape (1, n_features)
         The linear weights' ``n``: the sums of squared gradients. Read-only.

@@ -156,7 +156,8 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     z_ : ndarray of shape (1, n_features)
         The paper's ``z`` per feature (accumulated gradients minus proximal
-        corrections). Read-only (assign a new array to replace it).
+        corrections). Read-only (assign a new array of its shape and dtype
+        to replace it).
 
     n_ : ndarray of shape (1, n_features)
         The paper's ``n`` per feature (sum of squared gradients). Read-only.

@@ -2,24 +2,32 @@
 their sparse index arrays, and the canonical CSR form every pass reads."""
 
 import functools
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
 
 
 def as_canonical_csr(X):
-    """CSR with sorted, summed column indices; the caller's matrix is never modified.
+    """CSR with sorted, summed column indices and no stored zeros; the caller's
+    matrix is never modified.
 
-    Dense input becomes CSR so that training touches only non-zero values.
+    Dense input becomes CSR so that training touches only non-zero values. A
+    stored zero (an explicit 0, or duplicates that sum to 0) is dropped: a
+    feature whose value is 0 is not in the row, whatever the matrix stores,
+    and a pass touches none of its coordinates (a factorization machine's
+    ``factor_l2`` would shrink its factors).
     """
     if not sp.issparse(X):
         return sp.csr_matrix(X)
-    if not X.has_canonical_format:
+    if not X.has_canonical_format or np.count_nonzero(X.data[: X.nnz]) < X.nnz:
         X = X.copy()
         X.sum_duplicates()
+        X.eliminate_zeros()
     return X
 
 
@@ -86,4 +94,55 @@ def check_sparse_indices(X):
                 f"X is a malformed {fmt.upper()} matrix: its indices must lie in "
                 f"[0, {size}), and range from {indices.min()} to {indices.max()}; "
                 "fix it, or check it with X.check_format()."
+            )
+
+
+def check_state(state, shapes):
+    """Raise a ValueError naming the first array of ``state`` (a state record,
+    whose field ``name`` is the estimator's attribute ``name_``) that is not a
+    numpy array of its shape in ``shapes`` (by field) and of a dtype the state
+    holds: per-feature arrays (two dimensions or more) all float64 or all
+    float32, per-output arrays float64.
+
+    A pass reads and writes the state's arrays at the positions of the
+    model's features and outputs (the compiled pass without bounds checks): an
+    array assigned to an attribute of the state must be as large as the one it
+    replaces. Saved models are checked the same way when loaded.
+    """
+    per_feature_dtype = None
+    for name, array in zip(state._fields, state):
+        shape = shapes[name]
+        if len(shape) > 1:
+            if per_feature_dtype is None:
+                per_feature_dtype = getattr(array, "dtype", None)
+            allowed = "float64 or float32 (as the other per-feature arrays)"
+            dtypes = [per_feature_dtype] if per_feature_dtype in FLOAT_DTYPES else []
+        else:
+            allowed, dtypes = "float64", [np.float64]
+        if not isinstance(array, np.ndarray):
+            problem = f"a {type(array).__name__}"
+        elif array.shape != shape:
+            problem = f"shape {array.shape}"
+        elif array.dtype not in dtypes:
+            problem = f"dtype {array.dtype}"
+        else:
+            continue
+        raise ValueError(
+            f"{name}_ must be a numpy array of the model's shape {shape} "
+            f"and dtype {allowed}; got {problem}. Assign an array of the state's "
+            "shape and dtype, or fit a new model."
+        )
+
+
+def check_no_bool_counts(constraints, params, caller_name):
+    """Refuse a bool given for a count (``n_components=True``): a bool is an
+    int to Python, and so in an Interval of Integral, which scikit-learn's
+    check of the ``params`` against their ``constraints`` accepts. Refused as
+    that check refuses a bad type (the same arguments)."""
+    for name, value in params.items():
+        counts = [c for c in constraints[name] if isinstance(c, Interval) and c.type is Integral]
+        if isinstance(value, (bool, np.bool_)) and counts and "boolean" not in constraints[name]:
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {caller_name} must be {counts[0]}, "
+                f"not a bool. Got {value!r} instead."
             )

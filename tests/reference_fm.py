@@ -85,15 +85,19 @@ class ReferenceFM:
         )
 
     def margins(self, x):
-        """The model's definition: the pairwise term as the sum over pairs i < j."""
+        """The model's definition: the pairwise term as the sum over pairs i < j
+        of the clipped terms' products (docs: "Numerics")."""
         features = sorted(x)
         result = []
         for o in range(self.K):
             m = self.bias(o) + sum(self.weight(o, i) * x[i] for i in features)
             for a, i in enumerate(features):
                 for j in features[a + 1 :]:
-                    dot = sum(self.factor(o, i, f) * self.factor(o, j, f) for f in range(self.k))
-                    m += dot * x[i] * x[j]
+                    m += sum(
+                        clipped_term(self.factor(o, i, f), x[i])
+                        * clipped_term(self.factor(o, j, f), x[j])
+                        for f in range(self.k)
+                    )
             result.append(m)
         return result
 
@@ -123,7 +127,7 @@ class ReferenceFM:
                     self.z[o][i], self.n[o][i], g, w[o, i], self.alpha
                 )
                 for f in range(self.k):
-                    others = sum(v[o, j, f] * x_j for j, x_j in x.items() if j != i)
+                    others = sum(clipped_term(v[o, j, f], x_j) for j, x_j in x.items() if j != i)
                     g = d[o] * x_i * others + self.lambda_v * v[o, i, f]
                     self.z_v[o][i][f], self.n_v[o][i][f] = self._step(
                         self.z_v[o][i][f], self.n_v[o][i][f], g, v[o, i, f], self.alpha_v
@@ -164,7 +168,9 @@ class ReferenceFM:
                 for i, x_i in x.items():
                     add(("w", o, i), d[o] * x_i)
                     for f in range(self.k):
-                        others = sum(v[o, j, f] * x_j for j, x_j in x.items() if j != i)
+                        others = sum(
+                            clipped_term(v[o, j, f], x_j) for j, x_j in x.items() if j != i
+                        )
                         add(("v", o, i, f), d[o] * x_i * others + self.lambda_v * v[o, i, f])
                 add(("b", o), d[o])
         for o in range(self.K):
@@ -209,11 +215,26 @@ class ReferenceFM:
         return [self.bias(o) for o in range(self.K)]
 
 
+# docs/fm_math.rst, "Numerics": each term v_{i,f} x_i is clipped at 1e50, in
+# training and in prediction alike.
+MAX_ABS_FACTOR_TERM = 1e50
+
+
+def clipped_term(factor, value):
+    """The term ``v_{i,f} x_i``, clipped as the docs say."""
+    return min(max(factor * value, -MAX_ABS_FACTOR_TERM), MAX_ABS_FACTOR_TERM)
+
+
 def explicit_pairwise(x, V):
-    """sum_{i<j} <V[i], V[j]> x_i x_j of a dict row ``x``, for the factors V (F, k)."""
+    """sum_{i<j} sum_f t_{i,f} t_{j,f} of a dict row ``x``, for the factors V
+    (F, k), with the clipped terms ``t = clip(v x)``: where nothing is
+    clipped, sum_{i<j} <V[i], V[j]> x_i x_j. Each pair's products are summed
+    exactly (math.fsum)."""
     features = sorted(x)
     total = 0.0
     for a, i in enumerate(features):
         for j in features[a + 1 :]:
-            total += math.fsum(V[i][f] * V[j][f] for f in range(len(V[i]))) * x[i] * x[j]
+            total += math.fsum(
+                clipped_term(V[i][f], x[i]) * clipped_term(V[j][f], x[j]) for f in range(len(V[i]))
+            )
     return total

@@ -1143,13 +1143,13 @@ def test_an_empty_test_file_still_saves_the_model(tmp_path):
     [
         (
             ["train", "big.svm", "--model", "m"],
-            "skftrl: error: a model 2,147,483,647 features wide needs 32.0 GiB for its state "
-            "(z and n, 1 output)",
+            "skftrl: error: a model 2,147,483,647 features wide needs 50.0 GiB: 32.0 GiB for "
+            "its state (z and n, 1 output) and the rest to compute its weights or save it",
         ),
         (
             ["train", "a.svm", "--model", "m", "--n-features", "1e19"],
             "skftrl: error: a model 10,000,000,000,000,000,000 features wide needs "
-            "149,011,611,938.5 GiB for its state (z and n, 1 output)",
+            "232,830,643,653.9 GiB: 149,011,611,938.5 GiB for its state (z and n, 1 output)",
         ),
     ],
 )

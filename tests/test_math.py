@@ -26,6 +26,10 @@ HYPER = [
     dict(learning_rate=0.3, beta=0.0, l1=0.0, l2=0.0),  # a zero denominator where n = 0
     dict(learning_rate=0.7, beta=0.5, l1=0.2, l2=0.3),
     dict(learning_rate=2.0, beta=1e-320, l1=1e-3, l2=0.0),  # beta / rate underflows
+    # Rates at the ends of the float range: sigma, weights and z would overflow
+    # (to inf, or inf * 0 = NaN) unclipped.
+    dict(learning_rate=1e-300, beta=1.0, l1=0.0, l2=0.0),
+    dict(learning_rate=1e300, beta=1e-300, l1=0.0, l2=0.0),
 ]
 
 
@@ -38,6 +42,9 @@ def coordinates(seed=0, size=400):
     z[:20] = n[:20] = 0.0
     gradient[20:30] = 0.0
     n[30:40] = 1e-320
+    # Near the largest floats (of float64 and float32): z beyond them is clipped.
+    z[40:50] = rng.choice([-1.0, 1.0], size=10) * 10.0 ** rng.integers(37, 308, size=10)
+    gradient[40:60] = rng.choice([-1.0, 1.0], size=20) * 1e100
     return z, n, gradient
 
 
@@ -51,7 +58,8 @@ def scalar_forms():
     return forms
 
 
-SMALLEST_N = (0.0, _math.SMALLEST_N_FLOAT32)
+# The bounds of a stored n and z: a float64 state's, a float32 state's.
+STORED_BOUNDS = ((0.0, _math.LARGEST), (_math.SMALLEST_N_FLOAT32, _math.LARGEST_FLOAT32))
 DERIVATIVE_LOSSES = ["log_loss", "squared_error", "huber", "poisson"]
 
 
@@ -78,7 +86,7 @@ def array_forms():
                 root_n = _math.rate_root(n, power)
                 weights = _math.weights(z, root_n, rates)
                 result[f"{key}/root_n"], result[f"{key}/weights"] = root_n, weights
-                for smallest_n in SMALLEST_N:
+                for smallest_n, largest in STORED_BOUNDS:
                     result[f"{key}/{smallest_n}/z"], result[f"{key}/{smallest_n}/n"] = (
                         _math.update_coordinates(
                             z.copy(),
@@ -89,6 +97,7 @@ def array_forms():
                             gradient * gradient,
                             rates,
                             smallest_n,
+                            largest,
                         )
                     )
     margins, targets = derivative_inputs()
@@ -120,8 +129,9 @@ def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form, co
         root = rate_root_scalar(n[i], compiled_power)
         assert root == root_n[i]
         assert weight(z[i], root, **hyper) == weights[i]
-    for smallest_n in SMALLEST_N:
+    for smallest_n, largest in STORED_BOUNDS:
         new_z, new_n = computed[f"{key}/{smallest_n}/z"], computed[f"{key}/{smallest_n}/n"]
+        assert np.all(np.abs(new_z) <= largest) and np.all(np.abs(new_n) <= largest)
         for i in range(len(z)):
             expected = step(
                 z[i],
@@ -133,6 +143,7 @@ def test_scalar_and_array_weights_and_steps_are_identical(hyper, power, form, co
                 hyper["learning_rate"],
                 compiled_power,
                 smallest_n,
+                largest,
             )
             assert expected == (new_z[i], new_n[i]), i
 
@@ -147,10 +158,12 @@ def test_the_unguarded_update_is_identical_where_its_promise_holds():
     root_n = _math.rate_root(n)
     weights = _math.weights(z, root_n, rates)
     guarded = _math.update_coordinates(
-        z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates, 0.0
+        z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates, 0.0, _math.LARGEST
     )
     unguarded = _math.update_coordinates(
-        z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates, 0.0, guard=False
+        *(z.copy(), n.copy(), root_n, weights, gradient, gradient**2, rates),
+        *(0.0, _math.LARGEST),
+        guard=False,
     )
     assert np.array_equal(guarded[0], unguarded[0]) and np.array_equal(guarded[1], unguarded[1])
 
@@ -252,19 +265,31 @@ def test_scalar_and_array_factor_terms_are_identical(form):
 @pytest.mark.parametrize("form", fm_scalar_forms())
 @pytest.mark.parametrize("n_components", [1, 3, 7, 8, 9, 20])
 def test_scalar_and_array_pairwise_terms_are_identical(n_components, form):
-    # Identical bits for fewer than 8 components. numpy sums 8 or more values
-    # along an array's last axis pairwise, not in order: there the forms (and
-    # so the numpy and numba engines) agree to rounding.
+    # Identical bits for any number of components: the array form sums in
+    # order, as the scalar loop (numpy's own sum of 8 or more values is
+    # pairwise, and the engines then disagreed where clipped terms tie).
     _, pairwise_term_of_sums, _ = fm_scalar_forms()[form]
     values, factors = fm_row(1, n_components)
     terms = _math.factor_terms(values, factors)
-    sums, squares = terms.sum(axis=0), (terms * terms).sum(axis=0)
+    sums, squares = _math.sum_in_order(terms), _math.sum_in_order(terms * terms)
     expected = _math.pairwise_term(sums, squares)
     got = np.array([pairwise_term_of_sums(sums[k], squares[k]) for k in range(len(sums))])
-    if n_components < 8:
-        assert np.array_equal(got, expected)
-    else:
-        assert_allclose(got, expected, rtol=1e-13)
+    assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("n_outputs", [1, 2])
+@pytest.mark.parametrize("n_components", [1, 9])
+def test_a_rows_sums_are_added_in_order(n_components, n_outputs):
+    # One output and one component make the terms a single column, which
+    # numpy's sum adds pairwise: sum_in_order adds every cell in order.
+    rng = np.random.default_rng(4)
+    terms = rng.normal(size=(40, n_outputs, n_components)) * 10.0 ** rng.integers(
+        -5, 30, size=(40, n_outputs, n_components)
+    )
+    expected = np.zeros((n_outputs, n_components))
+    for row in terms:
+        expected = expected + row
+    assert np.array_equal(_math.sum_in_order(terms), expected)
 
 
 @pytest.mark.parametrize("form", fm_scalar_forms())

@@ -17,6 +17,7 @@ from sklearn.base import clone, is_classifier
 from .._classifier import FTRLClassifier
 from .._engines import get_engine, get_loss
 from .._fm import FMClassifier, FMRegressor
+from .._persistence import COMPACT_FRACTION
 from .._readers._sources import DataError
 from .._regressor import FTRLRegressor
 from ._parser import UsageError
@@ -155,9 +156,20 @@ def state_size(estimator, n_features, classes):
     return n_outputs, 2 * n_outputs * n_features * (1 + n_components) * itemsize
 
 
+def run_size(estimator, n_features, classes):
+    """``(n_outputs, state bytes, peak bytes)`` of a training run: at its peak
+    it holds the state and the larger of the weights it reports at the end
+    (float64, and a byte each to find them) and what saving the model takes
+    besides the state (the records of its touched coordinates, at most
+    COMPACT_FRACTION of the state: a model touched more is saved whole)."""
+    n_outputs, state = state_size(estimator, n_features, classes)
+    weights = n_outputs * n_features * (np.dtype(np.float64).itemsize + 1)
+    return n_outputs, state, state + max(weights, int(COMPACT_FRACTION * state))
+
+
 def check_memory(estimator, n_features, classes):
-    """Refuse a width whose state cannot fit in memory, saying what it needs."""
-    _, needed = state_size(estimator, n_features, classes)
+    """Refuse a width whose run cannot fit in memory, saying what it needs."""
+    _, _, needed = run_size(estimator, n_features, classes)
     try:
         available = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -167,15 +179,16 @@ def check_memory(estimator, n_features, classes):
 
 
 def memory_error(estimator, n_features, classes, available=None):
-    """The UsageError of a state too large for memory (``available`` bytes, if known)."""
-    n_outputs, needed = state_size(estimator, n_features, classes)
+    """The UsageError of a run too large for memory (``available`` bytes, if known)."""
+    n_outputs, state, needed = run_size(estimator, n_features, classes)
     n_components = getattr(estimator, "n_components", 0)
     have = "" if available is None else f", more than this machine's {available / 2**30:,.1f} GiB"
     factors = f", {n_components} factors a feature" if n_components else ""
     return UsageError(
-        f"a model {n_features:,} features wide needs {needed / 2**30:,.1f} GiB for its state "
-        f"(z and n, {n_outputs} output{'s' if n_outputs > 1 else ''}{factors}){have}: use "
-        "--hash-bits B to hash the features into 2**B columns"
+        f"a model {n_features:,} features wide needs {needed / 2**30:,.1f} GiB: "
+        f"{state / 2**30:,.1f} GiB for its state (z and n, {n_outputs} "
+        f"output{'s' if n_outputs > 1 else ''}{factors}) and the rest to compute its "
+        f"weights or save it{have}: use --hash-bits B to hash the features into 2**B columns"
     )
 
 

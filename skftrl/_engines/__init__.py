@@ -9,7 +9,7 @@ an argument order:
 
 ``engine.learn(state, parameters, X, targets, sample_weight, rows, undo=None)``
     One pass over ``rows`` of the canonical CSR ``X`` (sorted, summed
-    indices), in the order given, updating ``state`` in place (its arrays
+    indices, no stored zeros), in the order given, updating ``state`` in place (its arrays
     must be writable); returns each row's margins *before* it was learned
     from, shape ``(len(rows), K)`` (progressive validation). ``targets`` are
     0/1 for ``log_loss``, class indices for ``multinomial``, reals otherwise;

@@ -97,7 +97,9 @@ def add_pairwise_margin(interactions, K, start, end, indices, data, margin, undo
 
 
 @compile_inline
-def step_factors(interactions, K, start, end, indices, data, derivative, bound, smallest_n):
+def step_factors(
+    interactions, K, start, end, indices, data, derivative, bound, smallest_n, largest
+):
     """The z/n step of each factor of the row."""
     learning_rate, _, _, _, power = interactions.rates
     z_factors, n_factors = interactions.z, interactions.n
@@ -123,6 +125,7 @@ def step_factors(interactions, K, start, end, indices, data, derivative, bound, 
                     learning_rate,
                     power,
                     smallest_n,
+                    largest,
                 )
 
 

@@ -22,11 +22,13 @@ from ._math import (
     factor_gradients,
     factor_terms,
     gather,
+    largest_stored,
     max_abs_gradient,
     pairwise_margins,
     pairwise_term,
     rate_root,
     smallest_stored_n,
+    sum_in_order,
     update_coordinates,
     weights,
     weights_from_state,
@@ -47,6 +49,7 @@ class PassFactors:
         self.factor_l2 = parameters.factor_l2
         self.bound = max_abs_gradient(state.z_factors.dtype)
         self.smallest_n = smallest_stored_n(state.z_factors.dtype)
+        self.largest = largest_stored(state.z_factors.dtype)
 
     def read(self, columns):
         """The factors of ``columns`` (distinct), shape (m, K, k), kept with
@@ -73,6 +76,7 @@ class PassFactors:
             squared_sum,
             self.rates,
             self.smallest_n,
+            self.largest,
         )
 
 
@@ -84,8 +88,8 @@ class RowFactors(PassFactors):
         """The row's pairwise term for each output, shape (K,), keeping its
         factors' terms and sums ``s_f`` for :meth:`step`."""
         self.terms = factor_terms(values, self.read(columns))
-        self.sums = self.terms.sum(axis=0)  # s_f, (K, k)
-        return pairwise_term(self.sums, (self.terms * self.terms).sum(axis=0))
+        self.sums = sum_in_order(self.terms)  # s_f, (K, k)
+        return pairwise_term(self.sums, sum_in_order(self.terms * self.terms))
 
     def step(self, gradient):
         """The step of the row's factors, from each non-zero's clipped
@@ -110,8 +114,9 @@ class FactorizationEngine:
         return factors_from_state(state, parameters)
 
     def margins(self, X, state, parameters, coef=None):
+        X = sp.csr_matrix(X)  # see LinearNumpyEngine.margins
         margins = super().margins(X, state, parameters, coef)
-        if sp.issparse(X) and X.nnz < X.shape[1]:
+        if X.nnz < X.shape[1]:
             # Only the factors of the columns X reads: a few rows of a wide
             # model need far fewer than all K * F * k. X is renumbered to
             # those columns; each row's products are summed in the same order.

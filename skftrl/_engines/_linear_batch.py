@@ -46,6 +46,9 @@ def learn(
     linear model's four arrays.
     """
     z, n, z_intercept, n_intercept = state[:4]
+    # A batch never spans two passes: a batch_size beyond the rows is all of
+    # them (and any batch_size, 2**64 too, is then an index numpy takes).
+    batch_size = max(1, min(batch_size, len(rows)))
     n_outputs = z.shape[0]
     single_output = n_outputs == 1
     # With one output the state is 1-d, (F,), and so is every array of a batch:
@@ -54,7 +57,7 @@ def learn(
     bound = _math.max_abs_gradient(z.dtype)
     loss = parameters.loss
     rates = _math.constants(parameters)
-    smallest_n = _math.smallest_stored_n(z.dtype)
+    smallest_n, largest = _math.smallest_stored_n(z.dtype), _math.largest_stored(z.dtype)
     # Inputs of the gradients: the row's values, and 1 for the intercept.
     largest_input = max(float(np.abs(X.data).max()) if X.data.size else 0.0, 1.0)
     # Gradients never need clipping when the loss's derivative is bounded
@@ -134,6 +137,7 @@ def learn(
                 squared_sum,
                 rates,
                 smallest_n,
+                largest,
             )
             if parameters.fit_intercept:
                 if clip:

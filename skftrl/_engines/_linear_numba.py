@@ -57,7 +57,9 @@ def add_interactions(interactions, K, start, end, indices, data, margin, undo, r
     raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
 
 
-def step_interactions(interactions, K, start, end, indices, data, derivative, bound, smallest_n):
+def step_interactions(
+    interactions, K, start, end, indices, data, derivative, bound, smallest_n, largest
+):
     """The step of the row's interaction coordinates from its loss
     ``derivative`` (K,) times its weight."""
     raise NotImplementedError("a hook of the compiled pass (see pass_with_interactions)")
@@ -84,6 +86,7 @@ def _pass(
     epsilon,
     bound,
     smallest_n,
+    largest,
     margins,
     several_outputs,
     rows_ahead,
@@ -201,6 +204,7 @@ def _pass(
                 derivative,
                 bound,
                 smallest_n,
+                largest,
             )
         # A row's coordinates are distinct (canonical CSR): each one's step
         # reads only its own state, in any order of outputs and columns.
@@ -218,6 +222,7 @@ def _pass(
                     learning_rate,
                     power,
                     smallest_n,
+                    largest,
                 )
             for i in range(count):
                 column = indices[start + i]
@@ -238,6 +243,7 @@ def _pass(
                     learning_rate,
                     power,
                     0.0,  # the intercept's state is float64
+                    _math.LARGEST,
                 )
     return recorded
 
@@ -290,6 +296,7 @@ def learn(
         float(parameters.loss.epsilon),
         _math.max_abs_gradient(z.dtype),
         _math.smallest_stored_n(z.dtype),
+        _math.largest_stored(z.dtype),
         margins,
         None if z.shape[0] == 1 else True,
         _compile.rows_ahead(state),

@@ -24,6 +24,7 @@ from ._math import (
     constants,
     gather,
     intercept_weights,
+    largest_stored,
     max_abs_gradient,
     rate_root,
     rate_root_scalar,
@@ -82,7 +83,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
     learning_rate, beta = parameters.learning_rate, parameters.beta
     power = compiled_power(parameters.learning_rate_power)  # None: the paper's sqrt
     float64_state = z.dtype == FLOAT64
-    smallest_n = smallest_stored_n(z.dtype)
+    smallest_n, largest = smallest_stored_n(z.dtype), largest_stored(z.dtype)
     margins = np.empty((len(rows), n_outputs), dtype=np.float64)
     single_margins = []  # one output: a list, which takes a float faster than an array
     # A bounded loss derivative (classification, Huber) times the largest
@@ -166,6 +167,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                     gradient * gradient,
                     rates,
                     smallest_n,
+                    largest,
                     guard=not smallest_derivative * smallest_value > unguarded_gradient,
                 )
                 if not fit_intercept:
@@ -182,6 +184,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                         learning_rate,
                         power,
                         0.0,  # the intercept's state is float64
+                        LARGEST,
                     )
                 else:
                     step_intercepts_by_derivatives(
@@ -263,6 +266,10 @@ class LinearNumpyEngine:
         return weights_from_state(state.z, state.n, parameters)
 
     def margins(self, X, state, parameters, coef=None):
+        # A dense X as CSR: each row's products are then summed in the order
+        # of its non-zeros, as in a pass, whatever X's memory layout (a BLAS
+        # product sums in an order of its own, which differs with it).
+        X = sp.csr_matrix(X)
         intercepts = intercept_weights(
             state.z_intercept.tolist(), state.n_intercept.tolist(), parameters
         )[0]

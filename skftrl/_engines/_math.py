@@ -3,7 +3,8 @@ guards, each written once.
 
 Every engine computes with these (docs: :doc:`algorithm`, :doc:`fm_math`):
 
-- the state layouts (:func:`new_state`, :func:`empty_factor_state`);
+- the state layouts (:func:`new_state`, :func:`new_factor_layout`) and their
+  blocks (:func:`state_blocks`);
 - the closed-form weight, as a scalar formula (:func:`weight`) and over numpy
   arrays (:func:`weights`);
 - the per-coordinate step ``sigma``, ``z += g - sigma w``, ``n += g^2``, as a
@@ -31,9 +32,10 @@ formulas make the same IEEE operations in the same order (up to negations,
 which round symmetrically), so both give identical bits wherever numpy's
 ``power`` and ``exp`` are the C library's; tests/test_math.py checks it on
 random and edge-case inputs. On a CPU with AVX-512, numpy computes them with
-vectorized loops of its own, which can differ in the last bit. One exception:
-numpy sums 8 or more values along an array's last axis pairwise, so the
-pairwise term of 8 or more components is the scalar form's to rounding.
+vectorized loops of its own, which can differ in the last bit. Sums are made
+in order in both forms (:func:`sum_in_order`, :func:`pairwise_term`): numpy
+sums 8 or more values along an axis pairwise, and clipped factor terms that
+tie exactly then cancel differently in another order.
 
 The paper's rate (``learning_rate_power = -0.5``) is passed to the scalar
 formulas as ``None`` (see :func:`compiled_power`): numba then removes the
@@ -68,6 +70,9 @@ MAX_ABS_GRADIENT_FLOAT32 = 1e15
 # that a stored zero of X times it is 0 rather than 0 * inf = NaN.
 LARGEST = float(np.finfo(np.float64).max)
 
+# The largest float32: a float32 state stores z and n of at most this magnitude.
+LARGEST_FLOAT32 = float(np.finfo(np.float32).max)
+
 # The smallest positive normal float64.
 TINY = np.finfo(np.float64).tiny
 # The smallest positive float32. A float32 state stores a positive n as at
@@ -97,6 +102,12 @@ def max_abs_gradient(state_dtype):
 def smallest_stored_n(state_dtype):
     """The least positive n a state of this dtype stores (0: no bound)."""
     return SMALLEST_N_FLOAT32 if state_dtype == np.float32 else 0.0
+
+
+def largest_stored(state_dtype):
+    """The largest magnitude of a z or n a state of this dtype stores: a step
+    beyond it (with extreme hyper-parameters and inputs) stores it instead."""
+    return LARGEST_FLOAT32 if state_dtype == np.float32 else LARGEST
 
 
 def clip(value, bound):
@@ -129,12 +140,31 @@ def new_state(n_outputs, n_features, dtype, initial_n=0.0):
     return z, n
 
 
-def empty_factor_state(shape, dtype):
-    """Uninitialized ``(z, n)`` of the factors, each of ``shape`` (K, F, k), as
-    views of one buffer (as :func:`new_state`'s, so that the estimator can keep
-    the arrays read-only and still hand a writable view to a pass)."""
-    buffer = np.empty((2, *shape), dtype=dtype)
+def new_factor_layout(shape, dtype):
+    """Zero ``(z, n)`` of the factors, each of ``shape`` (K, F, k), as views of
+    one buffer (as :func:`new_state`'s, so that the estimator can keep the
+    arrays read-only and still hand a writable view to a pass). As in
+    :func:`new_state`, the pages of ``n`` that stay 0 are never allocated."""
+    buffer = np.zeros((2, *shape), dtype=dtype)
     return buffer[0], buffer[1]
+
+
+# The values of a per-feature array that one of its blocks holds, at most (a
+# feature's are never split): drawing, comparing or copying a state a block at
+# a time needs this much memory besides it.
+STATE_BLOCK_VALUES = 2**16
+
+
+def state_blocks(shape):
+    """The blocks of a per-feature array of ``shape`` (K, F, ...), in its C
+    order: ``(output, features)`` pairs, ``features`` a slice, each block
+    ``array[output, features]`` of about :data:`STATE_BLOCK_VALUES` values."""
+    n_outputs, n_features = shape[:2]
+    per_feature = math.prod(shape[2:])
+    step = max(1, STATE_BLOCK_VALUES // max(per_feature, 1))
+    for output in range(n_outputs):
+        for first in range(0, n_features, step):
+            yield output, slice(first, min(first + step, n_features))
 
 
 def flat_state_and_weights(z, n):
@@ -186,7 +216,9 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     ``root_n = rate_root(n)``:
 
     ``w = 0`` where ``|z| <= l1``, else
-    ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``.
+    ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``,
+    clipped to the largest float (a denominator near 0, with a learning rate
+    near the largest float, would give inf).
     """
     denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
@@ -199,10 +231,21 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
         z = z - min(max(z, -l1), l1)
-    return -(z / denominator)
+    return clip(-(z / denominator), LARGEST)
 
 
-def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_power, smallest_n):
+def step(
+    z,
+    n,
+    root_n,
+    weight,
+    gradient,
+    squared,
+    learning_rate,
+    learning_rate_power,
+    smallest_n,
+    largest,
+):
     """The FTRL-Proximal step of one coordinate; returns the new ``(z, n)``.
 
     ``weight`` is the coordinate's current weight and ``root_n = rate_root(n)``;
@@ -210,7 +253,9 @@ def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_p
     mini-batch. ``sigma = (sqrt(n + Q) - sqrt(n)) / alpha`` is computed as
     ``Q / (alpha (sqrt(n + Q) + sqrt(n)))``, free of cancellation; for another
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
-    A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`).
+    A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`),
+    and the new ``z`` and ``n`` at most ``largest`` in magnitude
+    (:func:`largest_stored`).
     """
     new_n = n + squared
     if learning_rate_power is None:
@@ -219,10 +264,12 @@ def step(z, n, root_n, weight, gradient, squared, learning_rate, learning_rate_p
         sigma = squared / max((math.sqrt(new_n) + root_n) * learning_rate, TINY)
     else:
         sigma = (new_n**-learning_rate_power - root_n) / learning_rate
-    new_z = z + gradient - sigma * weight
+    # A learning rate near 0 can make sigma overflow where the weight is 0,
+    # and inf * 0 is NaN: clipped, sigma * 0 stays 0.
+    new_z = z + gradient - min(sigma, LARGEST) * weight
     if squared > 0 and new_n < smallest_n:
         new_n = smallest_n
-    return new_z, new_n
+    return clip(new_z, largest), min(new_n, largest)
 
 
 def rescaled_margin(values, weights, intercept):
@@ -286,6 +333,7 @@ def step_intercepts(z_intercept, n_intercept, roots, weights, gradients, squared
             parameters.learning_rate,
             power,
             0.0,  # the intercept's state is float64
+            LARGEST,
         )
 
 
@@ -386,11 +434,12 @@ def weights(z, root_n, constants):
         shrunk = np.maximum(z, constants.lower)
         np.minimum(shrunk, constants.upper, out=shrunk)
         z = np.subtract(z, shrunk, out=shrunk)
-    return np.divide(z, negated_denominator, out=negated_denominator)
+    result = np.divide(z, negated_denominator, out=negated_denominator)
+    return clip_gradient(result, LARGEST)
 
 
 def update_coordinates(
-    z, n, root_n, weights, gradient, squared, constants, smallest_n, guard=True
+    z, n, root_n, weights, gradient, squared, constants, smallest_n, largest, guard=True
 ):
     """:func:`step` elementwise; returns the new ``(z, n)``.
 
@@ -415,9 +464,13 @@ def update_coordinates(
         sigma_times_weights = rate_root(n, constants.learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
+    np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
     sigma_times_weights *= weights
     z += gradient
     z -= sigma_times_weights
+    clip_gradient(z, largest)
+    if largest < LARGEST:  # a float32 state: n too (a float64 n cannot overflow)
+        np.minimum(n, largest, out=n)
     # One reduction per call in the float32 case; the mask only when needed.
     if smallest_n and n.size and n.min() < smallest_n:
         n[(squared > 0) & (n < smallest_n)] = smallest_n
@@ -462,8 +515,21 @@ def factor_terms(values, factors):
 
 def pairwise_term(sums, squares):
     """:func:`pairwise_term_of_sums` over the last axis of ``sums`` and
-    ``squares`` (..., k): shape (...)."""
-    return 0.5 * (sums * sums - squares).sum(axis=-1)
+    ``squares`` (..., k): shape (...), summed in order as the scalar form sums."""
+    differences = sums * sums
+    differences -= squares
+    # A running sum adds in order: ndarray.sum adds 8 or more values pairwise.
+    np.add.accumulate(differences, axis=-1, out=differences)
+    return 0.5 * differences[..., -1]
+
+
+def sum_in_order(values):
+    """``values.sum(axis=0)`` (shape (m, ...)), each cell's values added in
+    order, as the scalar loops add them: numpy adds a single column of 8 or
+    more values pairwise (and several columns row by row, in order)."""
+    if len(values) and values[0].size == 1:
+        return np.add.accumulate(values, axis=0)[-1]
+    return values.sum(axis=0)
 
 
 def factor_gradients(gradient, sums, terms, factors, factor_l2, bound):
@@ -479,16 +545,43 @@ def factor_gradients(gradient, sums, terms, factors, factor_l2, bound):
     return clip_gradient(factor_gradient, bound)
 
 
-def pairwise_margins(X, factors):
-    """The pairwise term of each row of ``X`` for each output: shape (n_samples, K).
+# The non-zeros of the rows whose pairwise terms pairwise_margins computes at
+# a time, times the outputs and components: it allocates a few arrays of this
+# many float64 values (8 MiB each).
+PAIRWISE_BLOCK_VALUES = 2**20
 
-    :func:`pairwise_term` per output, with ``s = X V`` and the squares
-    ``(X * X) (V * V)``: two matrix products over all the rows at once
-    (unclipped: prediction computes in float64 without the pass's terms).
+
+def pairwise_margins(X, factors):
+    """The pairwise term of each row of the CSR ``X`` for each output: shape
+    (n_samples, K), from the factors ``factors`` (K, n_features, k).
+
+    The terms are the passes' (:func:`factor_terms`, clipped), and each row's
+    sums ``s_f`` and squares are added in the order of its non-zeros, as the
+    passes add them: a row's pairwise term is the one its pass computed from
+    the same state, bit for bit. The rows are taken a block at a time, so that
+    the terms of many rows never fill memory.
     """
-    squared_X = X.multiply(X).tocsr() if sp.issparse(X) else X * X
-    pairwise = np.empty((X.shape[0], factors.shape[0]), dtype=np.float64)
-    for output, V in enumerate(factors):
-        sums = np.asarray(X @ V)
-        pairwise[:, output] = pairwise_term(sums, np.asarray(squared_X @ (V * V)))
+    n_rows = X.shape[0]
+    n_outputs, _, n_components = factors.shape
+    cells = n_outputs * n_components
+    pairwise = np.empty((n_rows, n_outputs), dtype=np.float64)
+    by_feature = factors.transpose(1, 0, 2)
+    indptr = X.indptr
+    rows_per_block = max(1, PAIRWISE_BLOCK_VALUES * n_rows // max(X.nnz * cells, 1))
+    for first in range(0, n_rows, rows_per_block):
+        last = min(first + rows_per_block, n_rows)
+        start, end = int(indptr[first]), int(indptr[last])
+        terms = factor_terms(X.data[start:end], by_feature[X.indices[start:end]])
+        terms = terms.reshape(end - start, cells)
+        # Each non-zero in a column of its own: the product adds each row's
+        # terms in order, from 0.
+        apart = sp.csr_matrix(
+            (np.ones(end - start), np.arange(end - start), indptr[first : last + 1] - start),
+            shape=(last - first, end - start),
+        )
+        shape = (last - first, n_outputs, n_components)
+        sums = np.asarray(apart @ terms).reshape(shape)
+        terms *= terms
+        squares = np.asarray(apart @ terms).reshape(shape)
+        pairwise[first:last] = pairwise_term(sums, squares)
     return pairwise

@@ -10,13 +10,20 @@ that alone, whatever the family. A :class:`Family` names the engines of one fami
 ``FAMILIES`` registers each (docs: developers, "Adding a model family").
 """
 
+import math
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
 
 from ._losses import Loss
-from ._math import PAPER_LEARNING_RATE_POWER, compiled_power, empty_factor_state, rate_root_scalar
+from ._math import (
+    PAPER_LEARNING_RATE_POWER,
+    compiled_power,
+    new_factor_layout,
+    rate_root_scalar,
+    state_blocks,
+)
 
 
 @dataclass(frozen=True)
@@ -88,19 +95,22 @@ def new_factor_state(
     initial_n=0.0,
 ):
     """The factors' fresh ``(z, n)``, each of shape (K, F, k) (docs: "Initial factors"),
-    and the record from which :func:`initial_factor_state` makes them again.
+    and the record from which :func:`initial_factor_blocks` makes ``z`` again.
 
     ``v0 = init_stdev * N(0, 1)``, drawn as
     ``np.random.default_rng(random_state).standard_normal((K, F, k))`` for an
     int or None ``random_state`` (a ``RandomState`` instance draws with its
     own ``standard_normal``), is stored as
     ``z0 = -v0 * (beta + rate_root(n0)) / factor_learning_rate`` with
-    ``n0 = initial_n``, so that the closed form gives ``v0``.
+    ``n0 = initial_n``, so that the closed form gives ``v0``. The draws are
+    made a block at a time (:func:`._math.state_blocks`), in float64 whatever
+    the state's dtype: the same numbers, without a float64 copy of the state.
 
     The record (a dict of arrays, or None for a generator other than
-    ``RandomState``'s and ``default_rng``'s) holds the generator's state before
-    the draw and the scale: a saved model stores only the factors training has
-    changed, and the others are drawn again when it is loaded.
+    ``RandomState``'s Mersenne twister and ``default_rng``'s PCG64) holds the
+    generator's state before the draw and the scale: a saved model stores only
+    the factors training has changed, and the others are drawn again when it
+    is loaded. Raises a ValueError when ``z0`` overflows the state's dtype.
     """
     shape = (n_outputs, n_features, n_components)
     if isinstance(random_state, np.random.RandomState):
@@ -108,18 +118,25 @@ def new_factor_state(
     else:
         generator = np.random.default_rng(random_state)
     root_n = rate_root_scalar(float(initial_n), compiled_power(parameters.learning_rate_power))
-    denominator = (parameters.beta + root_n) / parameters.factor_learning_rate
+    with np.errstate(over="ignore"):
+        denominator = (parameters.beta + root_n) / parameters.factor_learning_rate
+    scale = np.array([init_stdev, denominator, initial_n], dtype=np.float64)
     record = _generator_record(generator)
     if record is not None:
-        record["scale"] = np.array([init_stdev, denominator, initial_n], dtype=np.float64)
-    z, n = _scaled_factor_state(
-        generator.standard_normal(shape), init_stdev, denominator, initial_n, dtype
-    )
+        record["scale"] = scale
+    z, n = new_factor_layout(shape, dtype)
+    blocks = _initial_blocks(generator, shape, scale, dtype, parameters)
+    for (output, features), initial in zip(state_blocks(shape), blocks):
+        z[output, features] = initial
+    if initial_n != 0:
+        n[...] = initial_n
     return z, n, record
 
 
-def initial_factor_state(record, shape, dtype):
-    """The ``(z, n)`` that :func:`new_factor_state` made with ``record``, bit for bit."""
+def initial_factor_blocks(record, shape, dtype):
+    """The blocks of ``z`` (in :func:`._math.state_blocks` order) that
+    :func:`new_factor_state` made with ``record``, bit for bit; ``n`` was
+    ``initial_factor_n(record)``."""
     if "key" in record:  # a RandomState's Mersenne twister
         position, has_gauss = (int(value) for value in record["position"])
         generator = np.random.RandomState()
@@ -138,31 +155,64 @@ def initial_factor_state(record, shape, dtype):
             "uinteger": uinteger,
         }
         generator = np.random.Generator(bit_generator)
-    init_stdev, denominator, initial_n = (float(value) for value in record["scale"])
-    return _scaled_factor_state(
-        generator.standard_normal(shape), init_stdev, denominator, initial_n, dtype
+    return _initial_blocks(generator, shape, record["scale"], dtype)
+
+
+def initial_factor_n(record):
+    """The ``n`` every factor started from, in the state made with ``record``."""
+    return float(record["scale"][2])
+
+
+def _initial_blocks(generator, shape, scale, dtype, parameters=None):
+    """``z0`` of each block of the factors, from the standard normal draws of
+    ``generator`` (see new_factor_state); ``parameters`` name the
+    hyper-parameters in the error raised when ``z0`` overflows."""
+    init_stdev, denominator, _ = (float(value) for value in scale)
+    for _, features in state_blocks(shape):
+        draws = generator.standard_normal((features.stop - features.start, *shape[2:]))
+        if init_stdev == 0 and not math.isfinite(denominator):
+            # 0 * inf: factors that start at 0 stay there whatever the rate.
+            yield np.zeros(draws.shape, dtype=dtype)
+            continue
+        draws *= init_stdev
+        np.negative(draws, out=draws)
+        out = draws if np.dtype(dtype) == draws.dtype else np.empty(draws.shape, dtype=dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.multiply(draws, denominator, out=out, casting="same_kind")
+        if not np.isfinite(z).all():
+            raise ValueError(_overflow_message(init_stdev, denominator, dtype, parameters))
+        yield z
+
+
+def _overflow_message(init_stdev, denominator, dtype, parameters):
+    """The error of initial factors beyond the float range of the state."""
+    largest = float(np.finfo(dtype).max)
+    if parameters is None:  # made again from a record: it was tampered with
+        return "a saved record of the initial factors makes them overflow: it is damaged"
+    return (
+        f"init_stdev={init_stdev:g} with beta={parameters.beta:g} and "
+        f"factor_learning_rate={parameters.factor_learning_rate:g} (learning_rate when "
+        "None) gives initial factors that overflow the state: each is stored as "
+        f"z = -v (beta + n ** -learning_rate_power) / factor_learning_rate, which must "
+        f"stay below {largest:.4g} in {np.dtype(dtype).name} (here the scale is "
+        f"{denominator:g}). Lower init_stdev or beta, or raise factor_learning_rate."
     )
-
-
-def _scaled_factor_state(draws, init_stdev, denominator, initial_n, dtype):
-    """``z0`` and ``n0`` from the standard normal ``draws`` (see new_factor_state)."""
-    z, n = empty_factor_state(draws.shape, dtype)
-    np.multiply(-(init_stdev * draws), denominator, out=z, casting="same_kind")
-    n[...] = initial_n
-    return z, n
 
 
 def _generator_record(generator):
     """The state of ``generator`` as a dict of integer arrays, or None when it
-    is neither a ``RandomState`` nor a ``Generator`` of ``PCG64``."""
+    is neither a ``RandomState`` of the Mersenne twister nor a ``Generator``
+    of ``PCG64`` (its factors are then saved whole)."""
     if isinstance(generator, np.random.RandomState):
-        name, key, position, has_gauss, gauss = generator.get_state()
-        if name != "MT19937":
+        # A RandomState may run on any bit generator (PCG64, Philox, SFC64...):
+        # the record holds the Mersenne twister's state only.
+        state = generator.get_state(legacy=False)
+        if state["bit_generator"] != "MT19937":
             return None
         return {
-            "key": np.array(key, dtype=np.uint32),
-            "position": np.array([position, has_gauss], dtype=np.int64),
-            "gauss": np.array([gauss], dtype=np.float64),
+            "key": np.array(state["state"]["key"], dtype=np.uint32),
+            "position": np.array([state["state"]["pos"], state["has_gauss"]], dtype=np.int64),
+            "gauss": np.array([state["gauss"]], dtype=np.float64),
         }
     if not isinstance(generator.bit_generator, np.random.PCG64):
         return None

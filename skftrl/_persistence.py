@@ -1,0 +1,164 @@
+"""A saved model's state: its touched coordinates, the untouched ones made
+again, and the checks of what a file holds.
+
+A model saved by pickle, joblib or skops (or deep-copied) keeps, of each
+pair ``(z, n)`` of per-feature arrays, only the coordinates training has
+touched, when their records are small (:func:`touched_coordinates`): its file
+grows with the model's learned state, not with its width. Loading makes the
+untouched coordinates again (:func:`untouched_state`) and writes the touched
+ones back, after checking that the records fit the model
+(:func:`checked_shape`), before anything is allocated.
+
+Both work a block of features at a time (:func:`._engines._math.state_blocks`),
+with the untouched values given as ``(z0, n0)``: ``n0`` a number, ``z0`` a
+number or an iterable of one array a block (a factorization machine's
+initial factors, drawn again block by block). Saving then needs memory for
+the records only, and loading for the state and the records.
+"""
+
+import itertools
+import math
+
+import numpy as np
+
+from ._engines._math import STATE_BLOCK_VALUES, state_blocks
+
+# A saved model keeps only the touched coordinates of a pair when their
+# records (a position and a z and an n each) take at most this fraction of
+# the pair's arrays: saving then needs at most that much memory besides the
+# state, and a model whose state is mostly touched is saved whole.
+COMPACT_FRACTION = 0.25
+
+
+def _blocks_of_untouched(shape, z0):
+    """``((output, features), z0 of the block)`` of each block of ``shape``."""
+    initial = itertools.repeat(z0) if np.isscalar(z0) else z0
+    return zip(state_blocks(shape), initial)
+
+
+def touched_coordinates(z, n, z0, n0):
+    """The coordinates where ``z`` or ``n`` differ from their untouched values
+    ``(z0, n0)`` (see the module's docstring), compared bit for bit: a dict of
+    the shape, their flat positions (C order) and values, to save a model
+    compactly. None when their records would take more than
+    :data:`COMPACT_FRACTION` of the arrays.
+
+    The blocks are compared once, each block's touched coordinates kept (as
+    their positions, or a mask of bits when that is smaller), and the records
+    then filled in: besides them, this needs at most a bit a coordinate of
+    the blocks that have touched ones.
+    """
+    bits = np.dtype(f"u{z.dtype.itemsize}")
+
+    def differs(array, initial):
+        return array.view(bits) != np.asarray(initial, dtype=array.dtype).view(bits)
+
+    most = int(COMPACT_FRACTION * (z.nbytes + n.nbytes)) // (8 + 2 * z.dtype.itemsize)
+    masks, count = [], 0
+    for (output, features), initial in _blocks_of_untouched(z.shape, z0):
+        touched = differs(z[output, features], initial)
+        touched |= differs(n[output, features], n0)
+        found = np.count_nonzero(touched)
+        count += found
+        if count > most:
+            return None
+        if found:
+            # Positions where they are few, else a bit a coordinate.
+            few = 64 * found < touched.size
+            kept = np.flatnonzero(touched) if few else np.packbits(touched, axis=None)
+            masks.append((output, features, kept))
+    positions = np.empty(count, dtype=np.int64)
+    z_values, n_values = np.empty(count, dtype=z.dtype), np.empty(count, dtype=n.dtype)
+    per_feature, filled = math.prod(z.shape[2:]), 0
+    for output, features, kept in masks:
+        z_block, n_block = z[output, features], n[output, features]
+        packed = kept.dtype == np.uint8
+        where = np.flatnonzero(np.unpackbits(kept, count=z_block.size)) if packed else kept
+        end = filled + len(where)
+        positions[filled:end] = where + (output * z.shape[1] + features.start) * per_feature
+        z_values[filled:end] = z_block.reshape(-1)[where]
+        n_values[filled:end] = n_block.reshape(-1)[where]
+        filled = end
+    return {
+        "shape": np.array(z.shape, dtype=np.int64),
+        "positions": positions,
+        "z": z_values,
+        "n": n_values,
+    }
+
+
+def untouched_state(layout, shape, dtype, z0, n0):
+    """A new ``(z, n)`` of ``layout`` (zeros), holding the untouched values
+    ``(z0, n0)`` everywhere; a 0 is not written, so that the pages of a wide
+    model that stay 0 are never allocated."""
+    z, n = layout(shape, dtype)
+    if not np.isscalar(z0) or z0 != 0:
+        for (output, features), initial in _blocks_of_untouched(shape, z0):
+            z[output, features] = initial
+    if n0 != 0:
+        n[...] = n0
+    return z, n
+
+
+def put_touched_coordinates(touched, z, n):
+    """Write the coordinates of :func:`touched_coordinates` into ``z`` and
+    ``n`` (each output's a 1-d view, as the layouts make them), a block of
+    positions at a time: no index array of the records' size is made."""
+    positions, z_values, n_values = touched["positions"], touched["z"], touched["n"]
+    per_output = math.prod(z.shape[1:])
+    # Several index arrays of a block are made: smaller blocks than the state's.
+    step = STATE_BLOCK_VALUES // 8
+    for start in range(0, len(positions), step):
+        block = slice(start, start + step)
+        outputs, within = np.divmod(positions[block], per_output)
+        for output in np.unique(outputs):
+            chosen = outputs == output
+            z_output, n_output = _flat_view(z[output]), _flat_view(n[output])
+            z_output[within[chosen]] = z_values[block][chosen]
+            n_output[within[chosen]] = n_values[block][chosen]
+
+
+def kept_as_loaded(array):
+    """Whether a loaded ``array`` can be kept as it is, without a copy: a
+    read-only view of it is then one a pass can make writable again."""
+    return isinstance(array, np.ndarray) and array.flags.c_contiguous and array.flags.writeable
+
+
+def _flat_view(array):
+    """``array`` as a 1-d view in C order (which the state's layouts allow)."""
+    flat = array.reshape(-1)
+    if not np.may_share_memory(flat, array):
+        raise ValueError("the state's layout has no flat view: nothing can be written into it")
+    return flat
+
+
+def checked_shape(entry, touched, shape):
+    """The shape of the saved touched coordinates ``touched`` (a dict saved
+    as ``entry``), checked against ``shape``, the model's, before anything of
+    that shape is allocated: a ValueError names what a damaged or tampered
+    file got wrong."""
+
+    def damaged(problem):
+        return ValueError(f"the model's saved {entry} {problem}: the file is damaged")
+
+    if not isinstance(touched, dict) or not {"shape", "positions", "z", "n"} <= set(touched):
+        raise damaged("is not a record of touched coordinates")
+    saved = touched["shape"]
+    if not isinstance(saved, np.ndarray) or saved.dtype.kind not in "iu":
+        raise damaged("has no integer shape")
+    if tuple(saved.tolist()) != tuple(shape):
+        raise damaged(f"has the shape {tuple(saved.tolist())}, not the model's {tuple(shape)}")
+    positions, z, n = touched["positions"], touched["z"], touched["n"]
+    arrays = [positions, z, n]
+    if not all(isinstance(array, np.ndarray) and array.ndim == 1 for array in arrays):
+        raise damaged("holds other than 1-d arrays")
+    if not len(positions) == len(z) == len(n):
+        raise damaged("holds positions and values of different lengths")
+    if positions.dtype.kind not in "iu":
+        raise damaged("holds positions that are not integers")
+    if z.dtype != n.dtype or z.dtype not in (np.float32, np.float64):
+        raise damaged(f"holds values of dtypes {z.dtype} and {n.dtype}")
+    size = int(np.prod(shape))
+    if len(positions) and (positions.min() < 0 or positions.max() >= size):
+        raise damaged(f"holds positions outside the state's {size} coordinates")
+    return tuple(shape)
