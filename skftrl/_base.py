@@ -11,6 +11,7 @@ import functools
 import warnings
 from numbers import Integral, Real
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
@@ -28,6 +29,7 @@ from ._engines import (
     LinearState,
     Parameters,
     get_engine,
+    learn_in_rounds,
     new_state,
     prediction_engine,
     undo_record,
@@ -190,6 +192,11 @@ class BaseFTRL(BaseEstimator):
         "warm_start": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "engine": [StrOptions({"auto", "numpy", "numba"})],
+        "n_jobs": [
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+        ],
         "dtype": [Options(type, {np.float64, np.float32})],
     }
     # Parameters read only when a state is created (besides dtype, which the
@@ -425,6 +432,15 @@ class BaseFTRL(BaseEstimator):
         """The engine of the training passes."""
         return get_engine(self._family, self.engine, self.batch_size)
 
+    def _n_threads(self):
+        """The threads of a pass: ``n_jobs``, None as 1, -1 as all the CPUs, -2
+        all but one..."""
+        if self.n_jobs is None:
+            return 1
+        if self.n_jobs < 0:
+            return max(1, joblib.cpu_count() + 1 + self.n_jobs)
+        return self.n_jobs
+
     def _prediction_engine(self):
         """The engine whose weights and margins predictions use."""
         return prediction_engine(self._family, self.engine)
@@ -476,7 +492,26 @@ class BaseFTRL(BaseEstimator):
         # during it.
         cache = self._cache()
         cache.clear()
-        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows, undo)
+        n_jobs = self._n_threads()
+        if n_jobs > 1 and engine.learns_without_gil:
+            layouts = [pair[3] for pair in self._SAVED_PAIRS]
+            margins = learn_in_rounds(
+                engine,
+                state,
+                self._parameters(),
+                X,
+                targets,
+                sample_weight,
+                rows,
+                undo,
+                n_jobs=n_jobs,
+                seen=self.n_samples_seen_,
+                layouts=layouts,
+            )
+        else:
+            margins = engine.learn(
+                state, self._parameters(), X, targets, sample_weight, rows, undo
+            )
         cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins

@@ -233,6 +233,17 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (the ``z`` and ``n`` of the intercept,
         weights and factors), set when the state is created (a later change
@@ -371,6 +382,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
         class_weight=None,
     ):
@@ -392,6 +404,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
             warm_start=warm_start,
             batch_size=batch_size,
             engine=engine,
+            n_jobs=n_jobs,
             dtype=dtype,
             class_weight=class_weight,
         )
@@ -547,6 +560,17 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (the ``z`` and ``n`` of the intercept,
         weights and factors), set when the state is created (a later change
@@ -680,6 +704,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
     ):
         super().__init__(
@@ -702,6 +727,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
             warm_start=warm_start,
             batch_size=batch_size,
             engine=engine,
+            n_jobs=n_jobs,
             dtype=dtype,
         )
         self.n_components = n_components

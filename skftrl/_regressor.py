@@ -134,6 +134,17 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         else numpy; ``"numba"`` rejects ``batch_size > 1``.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of ``z_`` and ``n_``, set when the state is created (a
         later change is refused until a ``fit`` without ``warm_start``).
@@ -252,6 +263,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
     ):
         self.loss = loss
@@ -273,6 +285,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self.warm_start = warm_start
         self.batch_size = batch_size
         self.engine = engine
+        self.n_jobs = n_jobs
         self.dtype = dtype
 
     def __sklearn_tags__(self):

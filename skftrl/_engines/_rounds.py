@@ -1,0 +1,268 @@
+"""Parallel passes: a pass's rows learned in rounds, each round's shards by threads.
+
+A pass with ``n_jobs`` threads splits its rows into rounds (:func:`rounds`),
+and each round's rows into ``n_jobs`` contiguous shards. Each thread learns
+its shard with the engine's compiled pass, which releases the GIL, on a state
+of its own: the state of the columns its rows use, as it was when the round
+began (a wide model's shard copies a few thousand columns, not the width of
+the model). The shards' changes are then merged into the state in the order
+of the shards (:func:`._math.merged`: the changes of ``z`` and of ``n`` add
+up, a coordinate one shard changed alone takes its value), each thread
+merging one range of the columns. The result depends on the rows, their
+order and ``n_jobs`` only, never on the threads' timing.
+
+The rounds' size is the trade-off (docs: :doc:`parallel`): a shard learns
+from the state as it was when the round began, blind to the other shards'
+rows, and the changes of a coordinate that several shards moved the same way
+add up. A round therefore holds ``GROWTH * sqrt(seen)`` rows, ``seen`` being
+the rows the model has learned: the learning rates shrink as ``1 / sqrt(n)``,
+and so does what a round of that many rows can change. Two shards can at
+most double a change; more could overshoot and oscillate, so they take
+rounds four times smaller. A round that would give its threads fewer than
+:data:`SMALLEST_SHARD` rows each is not worth their synchronization: those
+first rows of a model, learned while its rates are largest, are learned one
+after the other, exactly as with one thread.
+
+Only the compiled engines take part (``learns_without_gil``); a failure in a
+round leaves the undo record able to restore the state, since each shard's
+columns are recorded before any is merged.
+"""
+
+import concurrent.futures
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ._math import merged_values
+
+# The rows of a round: GROWTH[n_jobs] * sqrt(rows learned); for more threads
+# than listed, the last.
+GROWTH = {2: 16.0, 3: 4.0}
+# A round of fewer rows per thread than this is learned in order, by one thread.
+SMALLEST_SHARD = 1024
+# And no shard learns more rows than this: it bounds the memory of a round.
+LARGEST_SHARD = 2**16
+
+
+def growth(n_jobs):
+    """The rows of a round per square root of the rows learned."""
+    return GROWTH.get(n_jobs, GROWTH[max(GROWTH)])
+
+
+def rounds(n_rows, n_jobs, seen):
+    """The rounds of a pass over ``n_rows`` rows with ``n_jobs`` threads, the
+    model having learned ``seen`` rows before it: ``(start, stop, parallel)``
+    of each, in order. A round that is not ``parallel`` is learned in order
+    by one thread; only the first can be."""
+    b = growth(n_jobs)
+    smallest = n_jobs * SMALLEST_SHARD
+    # The rows learned when b * sqrt(rows) first reaches the smallest round.
+    threshold = math.ceil((smallest / b) ** 2)
+    start = min(n_rows, max(0, threshold - seen))
+    if start:
+        yield 0, start, False
+    while start < n_rows:
+        size = min(int(b * math.sqrt(seen + start)), n_jobs * LARGEST_SHARD)
+        stop = min(n_rows, start + size)
+        yield start, stop, True
+        start = stop
+
+
+class CSR(NamedTuple):
+    """The arrays of a CSR matrix, as the compiled passes read it."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+class Shard(NamedTuple):
+    """A shard learned: its columns; each learned per-feature array of the model
+    with the shard's state of those columns at the round's start and learned,
+    as three-dimensional views ``(array, start, learned)``; the same of each
+    per-output array (one-dimensional); its rows' margins; and its columns'
+    positions by part of the state (``order``, ``bounds``, see by_part)."""
+
+    columns: np.ndarray
+    features: tuple
+    outputs: list
+    margins: np.ndarray
+    order: np.ndarray
+    bounds: np.ndarray
+
+
+def as_3d(array):
+    """A view ``(K, F, r)`` of a per-feature array: ``(K, F, 1)`` of a linear one."""
+    return array[:, :, None] if array.ndim == 2 else array
+
+
+class ShardLearner:
+    """One thread's learning of its shards, with its buffers kept from round to round."""
+
+    def __init__(self, parallel_pass):
+        self.run = parallel_pass
+        self.table = np.full(2, -1, dtype=np.int64)
+        self.buffers = {}
+
+    def _buffer(self, name, size, dtype):
+        """A buffer of ``size`` elements, kept from round to round."""
+        buffer = self.buffers.get(name)
+        if buffer is None or len(buffer) < size:
+            buffer = self.buffers[name] = np.empty(size, dtype=dtype)
+        return buffer[:size]
+
+    def _compact(self, rows):
+        """The shard's rows over its own columns renumbered (compact_rows): the
+        columns, and the rows as a CSR matrix."""
+        X = self.run.X
+        nonzeros = int((X.indptr[rows + 1] - X.indptr[rows]).sum())
+        shard_X = CSR(
+            self._buffer("indptr", len(rows) + 1, X.indptr.dtype),
+            self._buffer("indices", nonzeros, X.indices.dtype),
+            self._buffer("data", nonzeros, X.data.dtype),
+        )
+        columns = self._buffer("columns", nonzeros, np.intp)
+        size = 2 ** max(1, math.ceil(math.log2(max(2 * nonzeros, 2))))
+        if len(self.table) < size:
+            self.table = np.full(size, -1, dtype=np.int64)
+        count = self.run.compiled.compact_rows(
+            X.indptr, X.indices, X.data, rows, self.table, columns, shard_X
+        )
+        return columns[:count], shard_X
+
+    def learn(self, rows, narrow):
+        """Learn ``rows`` (a shard) from the round's start: a :class:`Shard`.
+
+        ``narrow``: the state is copied whole and ``X`` read as it is; else the
+        rows' columns are renumbered and only theirs copied.
+        """
+        run = self.run
+        targets, sample_weight = run.targets, run.sample_weight
+        if narrow:
+            columns, shard_X, shard_rows = run.all_columns, run.X, rows
+        else:
+            columns, shard_X = self._compact(rows)
+            shard_rows = np.arange(len(rows))
+            targets, sample_weight = targets[rows], sample_weight[rows]
+        state, features, outputs = run.shard_state(columns)
+        margins = run.engine.learn(
+            state, run.parameters, shard_X, targets, sample_weight, shard_rows
+        )
+        order = np.empty(len(columns), dtype=np.intp)
+        bounds = np.empty(run.n_jobs + 1, dtype=np.intp)
+        run.compiled.by_part(columns, run.n_jobs, run.n_features, order, bounds)
+        return Shard(columns, features, outputs, margins, order, bounds)
+
+
+class ParallelPass:
+    """A pass's rounds: the shards learned by threads, their changes merged."""
+
+    def __init__(self, engine, state, parameters, X, targets, sample_weight, n_jobs, layouts):
+        from . import _rounds_numba
+
+        self.compiled = _rounds_numba
+        self.engine, self.state, self.parameters = engine, state, parameters
+        self.X, self.targets, self.sample_weight = X, targets, sample_weight
+        self.n_jobs, self.layouts = n_jobs, layouts
+        self.feature_arrays = [
+            array for array in state if array.dtype.kind == "f" and array.ndim > 1
+        ]
+        self.n_features = X.shape[1]
+        self.all_columns = np.arange(self.n_features, dtype=np.intp)
+        self.learners = [ShardLearner(self) for _ in range(n_jobs)]
+
+    def shard_state(self, columns):
+        """The state of ``columns`` as the round began, for a shard to learn:
+        a state record laid out as the model's (``layouts``, one per pair of
+        learned per-feature arrays), and the :class:`Shard`'s ``features``
+        and ``outputs``."""
+        arrays, features, outputs, pair = [], [], [], []
+        layouts = iter(self.layouts)
+        for array in self.state:
+            if array.dtype.kind != "f":  # a constant of the state
+                arrays.append(array[:, columns])
+            elif array.ndim == 1:
+                local = array.copy()
+                arrays.append(local)
+                outputs.append((array, array.copy(), local))
+            else:
+                if not pair:
+                    shape = (array.shape[0], len(columns), *array.shape[2:])
+                    pair = list(next(layouts)(shape, array.dtype))
+                local = pair.pop(0)
+                arrays.append(local)
+                features.append((as_3d(array), np.empty_like(as_3d(local)), as_3d(local)))
+        features = tuple(features)
+        self.compiled.gather(features, columns)
+        return self.state._make(arrays), features, outputs
+
+    def learn_round(self, pool, rows, undo):
+        """Learn the round's ``rows`` in shards and merge them; returns their margins."""
+        bounds = [len(rows) * t // self.n_jobs for t in range(self.n_jobs + 1)]
+        shards = [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        indptr = self.X.indptr
+        # A whole copy of the state costs no more than renumbering the columns.
+        narrow = self.n_features <= min(int((indptr[s + 1] - indptr[s]).sum()) for s in shards)
+        learned = run_all(
+            pool,
+            [
+                (lambda learner=learner, shard=shard: learner.learn(shard, narrow))
+                for learner, shard in zip(self.learners, shards)
+            ],
+        )
+        if undo is not None:
+            # Every shard's columns as the round began, before any is merged.
+            for shard in learned:
+                starts = [start for _, start, _ in shard.features]
+                undo.record(shard.columns, list(map(features_first, self.feature_arrays, starts)))
+        run_all(
+            pool,
+            [(lambda part=part: self.merge_part(learned, part)) for part in range(self.n_jobs)],
+        )
+        for shard in learned:
+            for array, start, local in shard.outputs:
+                array[...] = merged_values(array, start, local)
+        return np.concatenate([shard.margins for shard in learned])
+
+    def merge_part(self, shards, part):
+        """Merge each shard's changes of the columns of ``part``, shard after shard."""
+        for shard in shards:
+            positions = shard.order[shard.bounds[part] : shard.bounds[part + 1]]
+            self.compiled.merge(shard.features, shard.columns, positions)
+
+
+def features_first(array, view):
+    """A shard's ``view`` ``(K, U, r)`` of the per-feature ``array``, features
+    first, as :meth:`~._undo.UndoLog.record` takes what a pass has read."""
+    return (view[:, :, 0] if array.ndim == 2 else view).swapaxes(0, 1)
+
+
+def run_all(pool, calls):
+    """Run ``calls`` at once, the first in this thread, the others in ``pool``;
+    their results, once all have ended (the first exception raised again)."""
+    futures = [pool.submit(call) for call in calls[1:]]
+    try:
+        first = calls[0]()
+    finally:
+        concurrent.futures.wait(futures)
+    return [first, *(future.result() for future in futures)]
+
+
+def learn_in_rounds(
+    engine, state, parameters, X, targets, sample_weight, rows, undo, *, n_jobs, seen, layouts
+):
+    """A pass over ``rows`` in parallel rounds (see the module); as ``engine.learn``,
+    returns each row's margins before it was learned from."""
+    rows = np.asarray(rows, dtype=np.intp)
+    margins = np.empty((len(rows), state[0].shape[0]), dtype=np.float64)
+    run = ParallelPass(engine, state, parameters, X, targets, sample_weight, n_jobs, layouts)
+    with concurrent.futures.ThreadPoolExecutor(n_jobs - 1, thread_name_prefix="skftrl") as pool:
+        for start, stop, parallel in rounds(len(rows), n_jobs, seen):
+            if parallel:
+                margins[start:stop] = run.learn_round(pool, rows[start:stop], undo)
+            else:
+                margins[start:stop] = engine.learn(
+                    state, parameters, X, targets, sample_weight, rows[start:stop], undo
+                )
+    return margins
