@@ -104,6 +104,10 @@ class ShardLearner:
         self.run = parallel_pass
         self.table = np.full(2, -1, dtype=np.int64)
         self.buffers = {}
+        # The learned per-feature arrays of the shard's state, laid out as the
+        # model's, and their starts: for ``capacity`` columns, sliced to a shard's.
+        self.capacity = 0
+        self.locals = self.starts = None
 
     def _buffer(self, name, size, dtype):
         """A buffer of ``size`` elements, kept from round to round."""
@@ -111,6 +115,36 @@ class ShardLearner:
         if buffer is None or len(buffer) < size:
             buffer = self.buffers[name] = np.empty(size, dtype=dtype)
         return buffer[:size]
+
+    def _state_of(self, columns):
+        """The state of ``columns`` as the round began, for the shard to learn:
+        a state record laid out as the model's (``layouts``, one per pair of
+        learned per-feature arrays), and the :class:`Shard`'s ``features``
+        and ``outputs``."""
+        run, size = self.run, len(columns)
+        if size > self.capacity:
+            self.capacity = max(size, 2 * self.capacity)
+            self.locals, self.starts = [], []
+            for array, layout in zip(run.feature_arrays[::2], run.layouts):
+                shape = (array.shape[0], self.capacity, *array.shape[2:])
+                self.locals.extend(layout(shape, array.dtype))
+            self.starts = [np.empty_like(as_3d(local)) for local in self.locals]
+        arrays, features, outputs = [], [], []
+        locals_, starts = iter(self.locals), iter(self.starts)
+        for array in run.state:
+            if array.dtype.kind != "f":  # a constant of the state
+                arrays.append(array[:, columns])
+            elif array.ndim == 1:
+                local = array.copy()
+                arrays.append(local)
+                outputs.append((array, array.copy(), local))
+            else:
+                local = next(locals_)[:, :size]
+                arrays.append(local)
+                features.append((as_3d(array), next(starts)[:, :size], as_3d(local)))
+        features = tuple(features)
+        run.compiled.gather(features, columns)
+        return run.state._make(arrays), features, outputs
 
     def _compact(self, rows):
         """The shard's rows over its own columns renumbered (compact_rows): the
@@ -145,7 +179,7 @@ class ShardLearner:
             columns, shard_X = self._compact(rows)
             shard_rows = np.arange(len(rows))
             targets, sample_weight = targets[rows], sample_weight[rows]
-        state, features, outputs = run.shard_state(columns)
+        state, features, outputs = self._state_of(columns)
         margins = run.engine.learn(
             state, run.parameters, shard_X, targets, sample_weight, shard_rows
         )
@@ -171,31 +205,6 @@ class ParallelPass:
         self.n_features = X.shape[1]
         self.all_columns = np.arange(self.n_features, dtype=np.intp)
         self.learners = [ShardLearner(self) for _ in range(n_jobs)]
-
-    def shard_state(self, columns):
-        """The state of ``columns`` as the round began, for a shard to learn:
-        a state record laid out as the model's (``layouts``, one per pair of
-        learned per-feature arrays), and the :class:`Shard`'s ``features``
-        and ``outputs``."""
-        arrays, features, outputs, pair = [], [], [], []
-        layouts = iter(self.layouts)
-        for array in self.state:
-            if array.dtype.kind != "f":  # a constant of the state
-                arrays.append(array[:, columns])
-            elif array.ndim == 1:
-                local = array.copy()
-                arrays.append(local)
-                outputs.append((array, array.copy(), local))
-            else:
-                if not pair:
-                    shape = (array.shape[0], len(columns), *array.shape[2:])
-                    pair = list(next(layouts)(shape, array.dtype))
-                local = pair.pop(0)
-                arrays.append(local)
-                features.append((as_3d(array), np.empty_like(as_3d(local)), as_3d(local)))
-        features = tuple(features)
-        self.compiled.gather(features, columns)
-        return self.state._make(arrays), features, outputs
 
     def learn_round(self, pool, rows, undo):
         """Learn the round's ``rows`` in shards and merge them; returns their margins."""

@@ -14,12 +14,15 @@ import numpy as np
 from numba import literal_unroll
 
 from . import _math
-from ._compile import compile
+from ._compile import _prefetch, compile
 
 merged = compile(_math.merged)
 
 # Fibonacci hashing: the top bits of a column times 2**64 / golden ratio.
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# The state of a column (or its slot of the hash table) is asked of the CPU
+# this many columns ahead (see _compile.prefetch_row): most are not in cache.
+AHEAD = 16
 
 
 @compile
@@ -51,6 +54,10 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
     local_indptr[0] = 0
     for r in range(rows.shape[0]):
         row = rows[r]
+        if r + 1 < rows.shape[0]:
+            ahead = rows[r + 1]
+            for j in range(indptr[ahead], indptr[ahead + 1]):
+                _prefetch(table, np.intp((np.uint64(indices[j]) * GOLDEN) >> shift))
         for j in range(indptr[row], indptr[row + 1]):
             column = np.int64(indices[j])
             slot = np.intp((np.uint64(column) * GOLDEN) >> shift)
@@ -86,7 +93,10 @@ def gather(arrays, columns):
     """``start[:, i]`` and ``local[:, i]`` take ``array[:, columns[i]]`` for each
     ``(array, start, local)`` of ``arrays`` (a tuple), column by column: the
     arrays of a column share cache lines."""
+    first = arrays[0][0][0, :, 0]
     for i in range(columns.shape[0]):
+        if i + AHEAD < columns.shape[0]:
+            _prefetch(first, columns[i + AHEAD])
         column = columns[i]
         for triple in literal_unroll(arrays):
             array, start, local = triple
@@ -121,7 +131,11 @@ def merge(arrays, columns, positions):
     """Merge a shard's changes (:func:`._math.merged`) into each ``array`` of
     ``arrays`` (a tuple of ``(array, start, local)``), for its columns at
     ``positions`` (indices into ``columns``)."""
-    for position in positions:
+    first = arrays[0][0][0, :, 0]
+    for p in range(positions.shape[0]):
+        if p + AHEAD < positions.shape[0]:
+            _prefetch(first, columns[positions[p + AHEAD]])
+        position = positions[p]
         column = columns[position]
         for triple in literal_unroll(arrays):
             array, start, local = triple
