@@ -7,6 +7,7 @@ NUMBA_MODULES = [
     "skftrl/_engines/_compile.py",
     "skftrl/_engines/_linear_numba.py",
     "skftrl/_engines/_fm_numba.py",
+    "skftrl/_engines/_rounds_numba.py",
     "skftrl/_readers/_libsvm_numba.py",
 ]
 

@@ -80,9 +80,10 @@ class CSR(NamedTuple):
 class Shard(NamedTuple):
     """A shard learned: its columns; each learned per-feature array of the model
     with the shard's state of those columns at the round's start and learned,
-    as three-dimensional views ``(array, start, learned)``; the same of each
-    per-output array (one-dimensional); its rows' margins; and its columns'
-    positions by part of the state (``order``, ``bounds``, see by_part)."""
+    as three-dimensional views ``(array, start, learned)``, in pairs (``z``
+    and ``n``); the same of each per-output array (one-dimensional); its
+    rows' margins; and its columns' positions by part of the state
+    (``order``, ``bounds``, see by_part)."""
 
     columns: np.ndarray
     features: tuple
@@ -142,8 +143,9 @@ class ShardLearner:
                 local = next(locals_)[:, :size]
                 arrays.append(local)
                 features.append((as_3d(array), next(starts)[:, :size], as_3d(local)))
-        features = tuple(features)
-        run.compiled.gather(features, columns)
+        features = tuple(zip(features[::2], features[1::2]))
+        for pair in features:
+            run.compiled.gather(pair, columns)
         return run.state._make(arrays), features, outputs
 
     def _compact(self, rows):
@@ -223,7 +225,7 @@ class ParallelPass:
         if undo is not None:
             # Every shard's columns as the round began, before any is merged.
             for shard in learned:
-                starts = [start for _, start, _ in shard.features]
+                starts = [start for pair in shard.features for _, start, _ in pair]
                 undo.record(shard.columns, list(map(features_first, self.feature_arrays, starts)))
         run_all(
             pool,
@@ -238,7 +240,8 @@ class ParallelPass:
         """Merge each shard's changes of the columns of ``part``, shard after shard."""
         for shard in shards:
             positions = shard.order[shard.bounds[part] : shard.bounds[part + 1]]
-            self.compiled.merge(shard.features, shard.columns, positions)
+            for pair in shard.features:
+                self.compiled.merge(pair, shard.columns, positions)
 
 
 def features_first(array, view):

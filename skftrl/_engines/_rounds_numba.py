@@ -11,7 +11,6 @@ module needs numba.
 """
 
 import numpy as np
-from numba import literal_unroll
 
 from . import _math
 from ._compile import _prefetch, compile
@@ -91,15 +90,16 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
 @compile
 def gather(arrays, columns):
     """``start[:, i]`` and ``local[:, i]`` take ``array[:, columns[i]]`` for each
-    ``(array, start, local)`` of ``arrays`` (a tuple), column by column: the
-    arrays of a column share cache lines."""
+    ``(array, start, local)`` of ``arrays``, column by column: a pair of arrays
+    ``z`` and ``n`` (a tuple of one type; numba compiles a loop over a tuple
+    of several types to slow code), whose columns may share cache lines."""
     first = arrays[0][0][0, :, 0]
     for i in range(columns.shape[0]):
         if i + AHEAD < columns.shape[0]:
             _prefetch(first, columns[i + AHEAD])
         column = columns[i]
-        for triple in literal_unroll(arrays):
-            array, start, local = triple
+        for a in range(len(arrays)):
+            array, start, local = arrays[a]
             for k in range(array.shape[0]):
                 for f in range(array.shape[2]):
                     start[k, i, f] = local[k, i, f] = array[k, column, f]
@@ -129,16 +129,16 @@ def by_part(columns, n_parts, n_features, order, bounds):
 @compile
 def merge(arrays, columns, positions):
     """Merge a shard's changes (:func:`._math.merged`) into each ``array`` of
-    ``arrays`` (a tuple of ``(array, start, local)``), for its columns at
-    ``positions`` (indices into ``columns``)."""
+    ``arrays`` (a pair of ``(array, start, local)``, as :func:`gather`'s), for
+    its columns at ``positions`` (indices into ``columns``)."""
     first = arrays[0][0][0, :, 0]
     for p in range(positions.shape[0]):
         if p + AHEAD < positions.shape[0]:
             _prefetch(first, columns[positions[p + AHEAD]])
         position = positions[p]
         column = columns[position]
-        for triple in literal_unroll(arrays):
-            array, start, local = triple
+        for a in range(len(arrays)):
+            array, start, local = arrays[a]
             for k in range(array.shape[0]):
                 for f in range(array.shape[2]):
                     array[k, column, f] = merged(
