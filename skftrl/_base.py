@@ -36,7 +36,9 @@ from ._engines import (
 )
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
+from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
+from ._shards import ColumnsRecord, ShardWork
 from ._stopping import EarlyStopping
 from ._validation import (
     FLOAT_DTYPES,
@@ -49,7 +51,8 @@ from ._validation import (
 class _TrainingCall:
     """What a call of a method wrapped by :func:`unchanged_on_error` must undo."""
 
-    def __init__(self):
+    def __init__(self, estimator):
+        self.estimator = estimator
         self.fresh_z = None  # z_ of a state the call made: nothing to restore in it
         self.undo_records = []  # of the call's passes (see undo_record)
 
@@ -67,14 +70,18 @@ def unchanged_on_error(method):
     undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
     changes the state arrays in place: a copy of the state made before it, or
     a log of the old values of what it changes
-    (:func:`~skftrl._engines.undo_record`), is written back.
+    (:func:`~skftrl._engines.undo_record`), is written back. A call made
+    by such a method of the same estimator is part of it: the outer undoes both.
     """
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        outer = _TRAINING_CALL.get()
+        if outer is not None and outer.estimator is self:
+            return method(self, *args, **kwargs)
         saved = dict(self.__dict__)
         lists = [(value, len(value)) for value in saved.values() if type(value) is list]
-        call = _TrainingCall()
+        call = _TrainingCall(self)
         token = _TRAINING_CALL.set(call)
         try:
             return method(self, *args, **kwargs)
@@ -433,13 +440,9 @@ class BaseFTRL(BaseEstimator):
         return get_engine(self._family, self.engine, self.batch_size)
 
     def _n_threads(self):
-        """The threads of a pass: ``n_jobs``, None as 1, -1 as all the CPUs, -2
-        all but one..."""
-        if self.n_jobs is None:
-            return 1
-        if self.n_jobs < 0:
-            return max(1, joblib.cpu_count() + 1 + self.n_jobs)
-        return self.n_jobs
+        """The threads of a pass: ``n_jobs``; None is 1, -1 all the CPUs, -2 all but one."""
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        return max(1, joblib.cpu_count() + 1 + n_jobs) if n_jobs < 0 else n_jobs
 
     def _prediction_engine(self):
         """The engine whose weights and margins predictions use."""
@@ -686,6 +689,48 @@ class BaseFTRL(BaseEstimator):
                 stacklevel=2,
             )
         return self.max_iter
+
+    # -------------------------------------------------- learning in shards
+    @unchanged_on_error
+    def _learn_in_shards(self, X, y, sample_weight, classes, rounds):
+        """One pass in rounds of shards learned elsewhere (the internal interface
+        of :mod:`skftrl.dask`). ``(X, y, sample_weight)``, first rows, are checked
+        as ``partial_fit`` does (a first call makes the state), not learned.
+        ``rounds(work, start)`` yields each round's merged ``ShardChanges`` with
+        its rows' count, summed loss and weight; ``work`` (a ``ShardWork``) is what
+        workers need, ``start(columns)`` the state of ``columns`` as a round begins."""
+        self._partial_fit_rows(X, y, classes, sample_weight)
+        self._check_state_parameters()
+        state = self._writable_state()
+        template = type(self).__new__(type(self))
+        template.__dict__.update(
+            (name, value)
+            for name, value in self.__dict__.items()
+            if name[:-1] not in self._state_record._fields and name != "_prediction_cache"
+        )
+        work = ShardWork(
+            template._prepare_rows,
+            template._mean_loss,
+            self._engine(),
+            self._state_record,
+            self._parameters(),
+            [pair[3] for pair in self._SAVED_PAIRS],
+        )
+        call = _TRAINING_CALL.get()
+        n_rows, loss, weight = 0, 0.0, 0.0
+        for changes, (rows, round_loss, round_weight) in rounds(
+            work, functools.partial(state_of_columns, state)
+        ):
+            if call.fresh_z is not self.z_:
+                call.undo_records.append(ColumnsRecord(state, changes.columns))
+            self._cache().clear()
+            apply_changes(state, changes)
+            n_rows, loss, weight = n_rows + rows, loss + round_loss, weight + round_weight
+        self._cache().clear()
+        self.n_samples_seen_ += n_rows
+        self.loss_curve_.append(loss / weight if weight else 0.0)
+        self.n_iter_ = 1
+        return self
 
     # ------------------------------------------------------------ prediction
     def _decision_scores(self, X):

@@ -458,6 +458,14 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self : object
             The updated estimator.
         """
+        X, targets, sample_weight = self._partial_fit_rows(X, y, classes, sample_weight)
+        self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def _partial_fit_rows(self, X, y, classes, sample_weight):
+        """partial_fit's checks of its arguments, and its first call's new
+        state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
         self._validate_params_if_changed()
@@ -482,9 +490,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         )
         if first_call:
             self._init_state(_n_outputs(classes), X.shape[1])
-        self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
-        self.n_iter_ = 1
-        return self
+        return X, targets, sample_weight
 
     def decision_function(self, X):
         """Margins: shape (n_samples,) for two classes, else (n_samples, n_classes).

@@ -360,6 +360,14 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self : object
             The updated estimator.
         """
+        X, y, sample_weight = self._partial_fit_rows(X, y, None, sample_weight)
+        self._learn(X, y, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def _partial_fit_rows(self, X, y, classes, sample_weight):
+        """partial_fit's checks of its arguments (``classes``: None, for a
+        regressor), and its first call's new state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
         self._validate_params_if_changed()
@@ -367,9 +375,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
         if first_call:
             self._init_state(1, X.shape[1])
-        self._learn(X, y, sample_weight, np.arange(X.shape[0]))
-        self.n_iter_ = 1
-        return self
+        return X, y, sample_weight
 
     def predict(self, X):
         """Predict targets: the margin, or ``exp(margin)`` for ``loss="poisson"``.

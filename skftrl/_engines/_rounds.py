@@ -278,3 +278,111 @@ def learn_in_rounds(
                     state, parameters, X, targets, sample_weight, rows[start:stop], undo
                 )
     return margins
+
+
+# ------------------------------------------------ shards learned elsewhere
+# A round's shards learned in other processes (skftrl.dask's workers): each
+# gets the state of its own columns as the round began (``start``, as
+# :func:`state_of_columns` takes it) and returns a :class:`ShardChanges`;
+# the shards' changes are merged in their order, in a tree
+# (:func:`merge_changes`), into the changes of the round.
+
+
+class ShardChanges(NamedTuple):
+    """The columns a shard (or several, merged) learned, sorted, and each
+    learned array's values there at the round's start and after: ``features``
+    a list of ``(start, value)`` of shape ``(K, U, ...)`` per learned
+    per-feature array, ``outputs`` the same of shape ``(K,)`` per per-output
+    array, in the state's order."""
+
+    columns: np.ndarray
+    features: list
+    outputs: list
+
+
+def state_of_columns(state, columns):
+    """The state of ``columns``: every per-feature array's (its constants'
+    too) and a copy of every per-output array, in the state's order."""
+    return [array[:, columns] if array.ndim > 1 else array.copy() for array in state]
+
+
+def compact_block(X):
+    """The columns of a CSR ``X``, sorted, and ``X`` over them renumbered
+    (a :class:`CSR`): compiled when numba can be imported."""
+    try:
+        from . import _rounds_numba
+    except ImportError:
+        columns, renumbered = np.unique(X.indices, return_inverse=True)
+        return columns, CSR(X.indptr, renumbered.astype(X.indices.dtype), X.data)
+    rows = np.arange(X.shape[0])
+    compact = CSR(np.empty_like(X.indptr), np.empty_like(X.indices), np.empty_like(X.data))
+    columns = np.empty(X.nnz, dtype=np.intp)
+    size = 2 ** max(1, math.ceil(math.log2(max(2 * X.nnz, 2))))
+    table = np.full(size, -1, dtype=np.int64)
+    count = _rounds_numba.compact_rows(X.indptr, X.indices, X.data, rows, table, columns, compact)
+    order = np.argsort(columns[:count])
+    rank = np.empty(count, dtype=compact.indices.dtype)
+    rank[order] = np.arange(count, dtype=compact.indices.dtype)
+    return columns[:count][order], compact._replace(indices=rank[compact.indices])
+
+
+def learn_shard(engine, state_record, parameters, X, targets, sample_weight, start, layouts):
+    """Learn the rows of ``X`` (its columns renumbered 0, 1, ...) from the
+    state ``start`` of their columns (:func:`state_of_columns`'s, ``U``
+    columns): returns the state learned (a ``state_record``, laid out by
+    ``layouts`` as :meth:`ShardLearner._state_of`) and the rows' margins."""
+    arrays, pair = [], []
+    layouts = iter(layouts)
+    for array in start:
+        if array.dtype.kind != "f" or array.ndim == 1:
+            arrays.append(array.copy())
+            continue
+        if not pair:
+            pair = list(next(layouts)(array.shape, array.dtype))
+        local = pair.pop(0)
+        local[...] = array
+        arrays.append(local)
+    state = state_record._make(arrays)
+    rows = np.arange(len(targets))
+    return state, engine.learn(state, parameters, X, targets, sample_weight, rows)
+
+
+def shard_changes(columns, start, learned_state):
+    """A shard's :class:`ShardChanges` from its ``start`` and its learned state."""
+    features, outputs = [], []
+    for before, after in zip(start, learned_state):
+        if after.dtype.kind == "f":
+            (features if after.ndim > 1 else outputs).append((before, after))
+    return ShardChanges(columns, features, outputs)
+
+
+def merge_changes(first, then):
+    """The :class:`ShardChanges` of the shards of ``first`` and then of ``then``,
+    their changes added up (:func:`._math.merged`)."""
+    columns = np.union1d(first.columns, then.columns)
+    at_first = np.searchsorted(columns, first.columns)
+    at_then = np.searchsorted(columns, then.columns)
+    features = []
+    for (start_a, value_a), (start_b, value_b) in zip(first.features, then.features):
+        shape = (start_a.shape[0], len(columns), *start_a.shape[2:])
+        start, value = np.empty(shape, start_a.dtype), np.empty(shape, value_a.dtype)
+        start[:, at_first] = start_a
+        start[:, at_then] = value[:, at_then] = start_b
+        value[:, at_first] = value_a
+        value[:, at_then] = merged_values(value[:, at_then], start_b, value_b)
+        features.append((start, value))
+    outputs = [
+        (start, merged_values(value_a, start, value_b))
+        for (start, value_a), (_, value_b) in zip(first.outputs, then.outputs)
+    ]
+    return ShardChanges(columns, features, outputs)
+
+
+def apply_changes(state, changes):
+    """Write the values of merged :class:`ShardChanges` into ``state`` (writable)."""
+    features = [array for array in state if array.dtype.kind == "f" and array.ndim > 1]
+    outputs = [array for array in state if array.dtype.kind == "f" and array.ndim == 1]
+    for array, (_, value) in zip(features, changes.features):
+        array[:, changes.columns] = value
+    for array, (_, value) in zip(outputs, changes.outputs):
+        array[...] = value
