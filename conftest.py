@@ -1,5 +1,5 @@
 """pytest collects doctests from skftrl/ too; the numba engines' modules need
-numba, and skftrl/torch needs torch."""
+numba, skftrl/dask.py needs distributed, and skftrl/torch needs torch."""
 
 import importlib.util
 
@@ -11,5 +11,7 @@ NUMBA_MODULES = [
     "skftrl/_readers/_libsvm_numba.py",
 ]
 
-collect_ignore = [] if importlib.util.find_spec("numba") else NUMBA_MODULES
+collect_ignore = [] if importlib.util.find_spec("numba") else list(NUMBA_MODULES)
+if not importlib.util.find_spec("distributed"):
+    collect_ignore.append("skftrl/dask.py")
 collect_ignore_glob = [] if importlib.util.find_spec("torch") else ["skftrl/torch/*"]

@@ -190,6 +190,51 @@ def early_stopping_of(estimator, columns, *, tie=0.0, keep_best=True):
     )
 
 
+@unchanged_on_error
+def learn_in_shards(estimator, X, y, sample_weight, classes, rounds):
+    """One pass of a fitted or new estimator in rounds of shards learned
+    elsewhere: the estimators' internal interface of :mod:`skftrl.dask`.
+
+    ``(X, y, sample_weight)``, first rows, are checked as ``partial_fit`` does
+    (a first call makes the state), not learned. ``rounds(work, start)``
+    yields each round's merged ``ShardChanges`` with its rows' count, summed
+    loss and weight; ``work`` (a ``ShardWork``) is what workers need,
+    ``start(columns)`` the state of ``columns`` as a round begins.
+    """
+    estimator._partial_fit_rows(X, y, classes, sample_weight)
+    estimator._check_state_parameters()
+    state = estimator._writable_state()
+    # A copy whose state has no feature: the workers check rows and score them with it.
+    template = type(estimator).__new__(type(estimator))
+    template.__dict__.update(vars(estimator))
+    for name, array in zip(estimator._state_record._fields, state):
+        setattr(template, f"{name}_", array[:, :0] if array.ndim > 1 else array)
+    del template._prediction_cache
+    work = ShardWork(
+        template._prepare_rows,
+        template._mean_loss,
+        estimator._engine(),
+        estimator._state_record,
+        estimator._parameters(),
+        [pair[3] for pair in estimator._SAVED_PAIRS],
+    )
+    call = _TRAINING_CALL.get()
+    n_rows, loss, weight = 0, 0.0, 0.0
+    for changes, (rows, round_loss, round_weight) in rounds(
+        work, functools.partial(state_of_columns, state)
+    ):
+        if call.fresh_z is not estimator.z_:
+            call.undo_records.append(ColumnsRecord(state, changes.columns))
+        estimator._cache().clear()
+        apply_changes(state, changes)
+        n_rows, loss, weight = n_rows + rows, loss + round_loss, weight + round_weight
+    estimator._cache().clear()
+    estimator.n_samples_seen_ += n_rows
+    estimator.loss_curve_.append(loss / weight if weight else 0.0)
+    estimator.n_iter_ = 1
+    return estimator
+
+
 class BaseFTRL(BaseEstimator):
     """Hyper-parameters, state and training loop of every estimator."""
 
@@ -515,25 +560,15 @@ class BaseFTRL(BaseEstimator):
         cache = self._cache()
         cache.clear()
         n_jobs = self._n_threads()
+        arguments = (state, self._parameters(), X, targets, sample_weight, rows, undo)
         if n_jobs > 1 and engine.learns_without_gil:
             layouts = [pair[3] for pair in self._SAVED_PAIRS]
+            seen = self.n_samples_seen_
             margins = learn_in_rounds(
-                engine,
-                state,
-                self._parameters(),
-                X,
-                targets,
-                sample_weight,
-                rows,
-                undo,
-                n_jobs=n_jobs,
-                seen=self.n_samples_seen_,
-                layouts=layouts,
+                engine, *arguments, n_jobs=n_jobs, seen=seen, layouts=layouts
             )
         else:
-            margins = engine.learn(
-                state, self._parameters(), X, targets, sample_weight, rows, undo
-            )
+            margins = engine.learn(*arguments)
         cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins
@@ -692,48 +727,6 @@ class BaseFTRL(BaseEstimator):
                 stacklevel=2,
             )
         return self.max_iter
-
-    # -------------------------------------------------- learning in shards
-    @unchanged_on_error
-    def _learn_in_shards(self, X, y, sample_weight, classes, rounds):
-        """One pass in rounds of shards learned elsewhere (the internal interface
-        of :mod:`skftrl.dask`). ``(X, y, sample_weight)``, first rows, are checked
-        as ``partial_fit`` does (a first call makes the state), not learned.
-        ``rounds(work, start)`` yields each round's merged ``ShardChanges`` with
-        its rows' count, summed loss and weight; ``work`` (a ``ShardWork``) is what
-        workers need, ``start(columns)`` the state of ``columns`` as a round begins."""
-        self._partial_fit_rows(X, y, classes, sample_weight)
-        self._check_state_parameters()
-        state = self._writable_state()
-        template = type(self).__new__(type(self))
-        template.__dict__.update(
-            (name, value)
-            for name, value in self.__dict__.items()
-            if name[:-1] not in self._state_record._fields and name != "_prediction_cache"
-        )
-        work = ShardWork(
-            template._prepare_rows,
-            template._mean_loss,
-            self._engine(),
-            self._state_record,
-            self._parameters(),
-            [pair[3] for pair in self._SAVED_PAIRS],
-        )
-        call = _TRAINING_CALL.get()
-        n_rows, loss, weight = 0, 0.0, 0.0
-        for changes, (rows, round_loss, round_weight) in rounds(
-            work, functools.partial(state_of_columns, state)
-        ):
-            if call.fresh_z is not self.z_:
-                call.undo_records.append(ColumnsRecord(state, changes.columns))
-            self._cache().clear()
-            apply_changes(state, changes)
-            n_rows, loss, weight = n_rows + rows, loss + round_loss, weight + round_weight
-        self._cache().clear()
-        self.n_samples_seen_ += n_rows
-        self.loss_curve_.append(loss / weight if weight else 0.0)
-        self.n_iter_ = 1
-        return self
 
     # ------------------------------------------------------------ prediction
     def _decision_scores(self, X):

@@ -18,18 +18,20 @@ STATE = ("z", "n", "z_bias", "n_bias", "z_v", "n_v")
 
 
 def rounds(n_rows, n_jobs, seen, growth, smallest, largest):
-    """(start, stop, parallel) of each round: while ``growth * sqrt(rows
-    learned)`` is under ``n_jobs * smallest``, one row in order; then rounds of
-    that many rows, at most ``n_jobs * largest``."""
+    """The shards of each round of a pass of ``n_jobs`` threads, as lists of
+    ``(start, stop)``: while ``growth * sqrt(rows learned)`` is under
+    ``n_jobs * smallest``, one row in order; then rounds of that many rows, at
+    most ``n_jobs * largest``, cut into ``n_jobs`` contiguous shards."""
     result, start = [], 0
     while start < n_rows:
         size = math.floor(growth * math.sqrt(seen + start))
         if size < n_jobs * smallest:
-            result.append((start, start + 1, False))
+            result.append([(start, start + 1)])
             start += 1
         else:
             stop = min(n_rows, start + min(size, n_jobs * largest))
-            result.append((start, stop, True))
+            bounds = [start + (stop - start) * t // n_jobs for t in range(n_jobs + 1)]
+            result.append(list(zip(bounds[:-1], bounds[1:])))
             start = stop
     return result
 
@@ -59,19 +61,13 @@ def _merge(current, start, value, default):
             )
 
 
-def learn_in_rounds(model, rows, targets, weights, n_jobs, seen, constants):
-    """Learn ``rows`` (dicts) with the reference ``model`` in parallel rounds.
-
-    ``constants`` are the growth of the rounds for ``n_jobs``, the smallest
-    and largest shard.
-    """
-    for start, stop, parallel in rounds(len(rows), n_jobs, seen, *constants):
-        if not parallel:
-            model.learn_one(rows[start], targets[start], weights[start])
-            continue
+def learn_in_rounds(model, rows, targets, weights, rounds):
+    """Learn ``rows`` (dicts) with the reference ``model`` in ``rounds``
+    (lists of shards, each ``(start, stop)``): each shard by a copy of the
+    model as its round began, the copies' changes then merged in order."""
+    for shards in rounds:
         began = copy.deepcopy(model)
-        bounds = [start + (stop - start) * t // n_jobs for t in range(n_jobs + 1)]
-        for a, b in zip(bounds[:-1], bounds[1:]):
+        for a, b in shards:
             shard = copy.deepcopy(began)
             for i in range(a, b):
                 shard.learn_one(rows[i], targets[i], weights[i])

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
 from reference_fm import ReferenceFM
-from reference_rounds import learn_in_rounds
+from reference_rounds import learn_in_rounds, rounds
 from sklearn.metrics import log_loss
 
 from conftest import HAS_NUMBA, assert_same, snapshot
@@ -39,9 +39,10 @@ def short_rounds(monkeypatch):
     monkeypatch.setattr(_rounds, "LARGEST_SHARD", largest)
 
 
-def constants(n_jobs):
+def short_rounds_of(n_rows, n_jobs, seen):
+    """The shards of each round of a pass with the short rounds."""
     growth, smallest, largest = SHORT
-    return growth.get(n_jobs, growth[max(growth)]), smallest, largest
+    return rounds(n_rows, n_jobs, seen, growth.get(n_jobs, growth[max(growth)]), smallest, largest)
 
 
 def sparse_rows(seed, n_rows, n_features, density):
@@ -122,15 +123,8 @@ def test_linear_models_match_the_reference(short_rounds, n_jobs, n_features, den
             model.partial_fit(X[rows], y[rows], np.arange(n_classes), sample_weight[rows])
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
     for seen, part in zip([0, 100], calls):
-        learn_in_rounds(
-            reference,
-            rows[part],
-            targets[part],
-            sample_weight[part],
-            n_jobs,
-            seen,
-            constants(n_jobs),
-        )
+        shards = short_rounds_of(part.stop - part.start, n_jobs, seen)
+        learn_in_rounds(reference, rows[part], targets[part], sample_weight[part], shards)
     assert_linear_state(model, reference)
 
 
@@ -156,7 +150,7 @@ def test_factorization_machines_match_the_reference(short_rounds, n_features, de
         lambda_v=0.01,
     )
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
-    learn_in_rounds(reference, rows, y.astype(float), np.ones(200), 2, 0, constants(2))
+    learn_in_rounds(reference, rows, y.astype(float), np.ones(200), short_rounds_of(200, 2, 0))
     assert_allclose(model.z_, reference.z, **TOLERANCE)
     assert_allclose(model.n_, reference.n, **TOLERANCE)
     assert_allclose(model.z_factors_, reference.z_v, **TOLERANCE)
