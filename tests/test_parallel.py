@@ -70,7 +70,7 @@ def test_rounds_follow_the_documented_rule():
     assert next(_rounds.rounds(10**8, 4, 0)) == (0, 1024**2, False)
     # The largest shards bound the rounds; every row is in one round.
     rounds = list(_rounds.rounds(10**7, 2, 10**12))
-    assert rounds[0] == (0, 2 * 2**16, True)
+    assert rounds[0] == (0, 2 * 2**14, True)
     assert all(a[1] == b[0] for a, b in zip(rounds[:-1], rounds[1:]))
     assert rounds[-1][1] == 10**7
     assert list(_rounds.rounds(0, 2, 0)) == []

@@ -41,8 +41,9 @@ from ._math import merged_values
 GROWTH = {2: 16.0, 3: 4.0}
 # A round of fewer rows per thread than this is learned in order, by one thread.
 SMALLEST_SHARD = 1024
-# And no shard learns more rows than this: it bounds the memory of a round.
-LARGEST_SHARD = 2**16
+# And no shard learns more rows than this: it bounds the memory of a round
+# (a shard of hashed rows of 20 non-zeros takes about 10 MB).
+LARGEST_SHARD = 2**14
 
 
 def growth(n_jobs):
