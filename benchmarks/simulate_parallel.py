@@ -13,9 +13,22 @@ and back). A last column gives the library's own rounds (``auto``). Threads
 on a machine with fewer cores than N give the same models as N cores would:
 only the time differs, which is not measured here. --figure draws the table.
 
+--rules compares other merges with skftrl's (the sum of the shards' changes),
+learning the same rounds here, one shard after the other, each from a copy of
+the round's start: ``mean``, the shards' models averaged (iterative parameter
+mixing, McDonald et al. 2010); ``revision``, ``n`` corrected for the
+correlation of the shards' gradients, ``(sum G)^2 - sum G^2`` added, after
+McMahan and Streeter's AdaptiveRevision (NIPS 2014); ``weights``, the
+shards' weights averaged by their summed squared gradients (Vowpal Wabbit's
+AllReduce), ``n`` summed; ``contraction``, each coordinate's summed change
+of ``z`` scaled by ``(1 - prod r_s) / sum (1 - r_s)``, ``r_s`` the part of
+an error shard s leaves uncorrected, estimated from its ``n``.
+
     python benchmarks/simulate_parallel.py [--datasets a9a,w8a,synthetic]
         [--shards 1,2,4,8,16,32] [--shard-rows 64,256,1024,4096,16384]
         [--synthetic-rows 1000000] [--data-dir DIR] [--figure PATH]
+        [--rules sum,mean,revision,weights,contraction] [--rule-shards 2,4,8]
+        [--rule-shard-rows 100,1000,10000]
 """
 
 import argparse
@@ -23,11 +36,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from bench_peers import COMMON, load_dataset
 from sklearn.metrics import log_loss
 
 import skftrl._engines._rounds as rounds_module
 from skftrl import FTRLClassifier
+from skftrl._engines import LinearState, Parameters, get_loss, new_state
+from skftrl._engines._linear_numba import learn as compiled_learn
 
 CLASSES = np.array([0, 1])
 # One coordinate of one round: its column (8 bytes) out, and its z and n
@@ -122,6 +138,119 @@ def draw(all_results, shards, shard_rows, path):
     print(f"\nfigure: {path}")
 
 
+# ------------------------------------------------------ other merge rules
+def closed_form(z, n, alpha, beta, l1, l2):
+    """FTRL-Proximal's weight of each coordinate (docs/algorithm.rst)."""
+    return np.where(
+        np.abs(z) > l1, -(z - np.sign(z) * l1) / ((beta + np.sqrt(n)) / alpha + l2), 0.0
+    )
+
+
+def uncorrected_log(n_start, n_end, alpha, beta):
+    """log r: the part of an error a coordinate's steps leave, its squared
+    gradients taken as its curvature (log loss), from n_start to n_end."""
+    root_a, root_b = np.sqrt(n_start), np.sqrt(n_end)
+    return -2 * alpha * ((root_b - root_a) - beta * np.log((beta + root_b) / (beta + root_a)))
+
+
+def merged_by_rule(rule, z0, n0, changes, alpha, beta, l1, l2):
+    """The merged (z, n) of coordinates whose round began at (z0, n0), from each
+    shard's (dz, dn) of them (zero where it did not learn them)."""
+    dz = np.array([c[0] for c in changes])
+    dn = np.array([c[1] for c in changes])
+    touched = (dz != 0) | (dn != 0)
+    n = n0 + dn.sum(axis=0)
+    if rule == "sum":
+        return z0 + dz.sum(axis=0), n
+    if rule == "mean":
+        return z0 + dz.mean(axis=0), n0 + dn.mean(axis=0)
+    if rule == "revision":
+        gradients = dz.sum(axis=0)
+        cross = gradients**2 - (dz**2).sum(axis=0)
+        return z0 + gradients, np.maximum(n + cross, n0 + dn.max(axis=0))
+    contraction = np.where(touched, 1 - np.exp(uncorrected_log(n0, n0 + dn, alpha, beta)), 0)
+    whole = 1 - np.exp(uncorrected_log(n0, n, alpha, beta))
+    scale = np.minimum(
+        1,
+        np.where(
+            contraction.sum(axis=0) > 0, whole / np.maximum(contraction.sum(axis=0), 1e-300), 1
+        ),
+    )
+    if rule == "contraction":
+        return z0 + scale * dz.sum(axis=0), n
+    # weights: the shards' weights averaged by their squared gradients
+    w0 = closed_form(z0, n0, alpha, beta, l1, l2)
+    weights = closed_form(z0 + dz, n0 + dn, alpha, beta, l1, l2)
+    total = dn.sum(axis=0)
+    w = w0 + np.where(total > 0, (dn * (weights - w0)).sum(axis=0) / np.maximum(total, 1e-300), 0)
+    z = np.where(
+        w != 0,
+        -w * ((beta + np.sqrt(n)) / alpha + l2) - np.sign(w) * l1,
+        np.clip(z0 + dz.sum(axis=0), -l1, l1),
+    )
+    return z, n
+
+
+def rule_pass(ds, rule, n_shards, shard_rows):
+    """Held-out log loss after one pass in rounds of ``n_shards`` shards of
+    ``shard_rows`` rows, merged by ``rule``, the shards learned one after the
+    other by the compiled pass, each from a copy of the round's start."""
+    parameters = Parameters(loss=get_loss("log_loss"), **COMMON)
+    alpha, beta, l1, l2 = (parameters.learning_rate, parameters.beta, parameters.l1, parameters.l2)
+    X, y = ds.X_train, ds.y_train.astype(np.float64)
+    F = X.shape[1]
+    z, n = np.zeros(F), np.zeros(F)
+    intercept = np.zeros(2)  # z, n
+    weights = np.ones(X.shape[0])
+    for start in range(0, X.shape[0], n_shards * shard_rows):
+        stop = min(X.shape[0], start + n_shards * shard_rows)
+        bounds = [start + (stop - start) * t // n_shards for t in range(n_shards + 1)]
+        changes, intercept_changes = [], []
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            shard = X[a:b]
+            columns, renumbered = np.unique(shard.indices, return_inverse=True)
+            local = sp.csr_matrix(
+                (shard.data, renumbered.astype(shard.indices.dtype), shard.indptr)
+            )
+            local_z, local_n = new_state(1, len(columns), np.float64)
+            local_z[0], local_n[0] = z[columns], n[columns]
+            state = LinearState(local_z, local_n, intercept[:1].copy(), intercept[1:].copy())
+            compiled_learn(state, parameters, local, y[a:b], weights[a:b], np.arange(b - a))
+            dz, dn = np.zeros(F), np.zeros(F)
+            dz[columns], dn[columns] = local_z[0] - z[columns], local_n[0] - n[columns]
+            changes.append((dz, dn))
+            intercept_changes.append(
+                (state.z_intercept - intercept[:1], state.n_intercept - intercept[1:])
+            )
+        z, n = merged_by_rule(rule, z, n, changes, alpha, beta, l1, l2)
+        merged = merged_by_rule(
+            rule, intercept[:1], intercept[1:], intercept_changes, alpha, beta, 0.0, 0.0
+        )
+        intercept = np.concatenate(merged)
+    margins = ds.X_test @ closed_form(z, n, alpha, beta, l1, l2) + closed_form(
+        intercept[:1], intercept[1:], alpha, beta, 0.0, 0.0
+    )
+    return log_loss(ds.y_test, 1 / (1 + np.exp(-margins)), labels=CLASSES)
+
+
+def compare_rules(name, ds, args):
+    rules = args.rules.split(",")
+    settings = [
+        (int(n), int(r))
+        for n in args.rule_shards.split(",")
+        for r in args.rule_shard_rows.split(",")
+    ]
+    sequential = held_out_loss(ds, 1)
+    print(f"\n{name}: merge rules, held-out log loss relative to the sequential pass's")
+    print(f"  {'N, R':>10}" + "".join(f"{rule:>13}" for rule in rules))
+    for n_shards, shard_rows in settings:
+        cells = [rule_pass(ds, rule, n_shards, shard_rows) / sequential - 1 for rule in rules]
+        print(
+            f"  {n_shards:>3}, {shard_rows:>5}" + "".join(f"{100 * c:+12.2f}%" for c in cells),
+            flush=True,
+        )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="a9a,w8a,synthetic")
@@ -131,6 +260,9 @@ def main():
     parser.add_argument("--synthetic-features-log2", type=int, default=20)
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--figure", type=Path)
+    parser.add_argument("--rules", default="")
+    parser.add_argument("--rule-shards", default="2,4,8")
+    parser.add_argument("--rule-shard-rows", default="100,1000,10000")
     args = parser.parse_args()
     shards = [int(n) for n in args.shards.split(",")]
     shard_rows = [int(r) for r in args.shard_rows.split(",")]
@@ -140,6 +272,9 @@ def main():
         if ds is None:
             continue
         print(f"{name}: {ds.X_train.shape[0]:,} training rows, {ds.X_train.shape[1]:,} columns")
+        if args.rules:
+            compare_rules(name, ds, args)
+            continue
         sequential, results = simulate(ds, shards, shard_rows)
         print_table(name, sequential, results, shards, shard_rows)
         all_results[name] = results
