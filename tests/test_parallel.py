@@ -247,16 +247,22 @@ class Failure(Exception):
 @needs_numba
 @pytest.mark.parametrize("where", ["learn", "merge"])
 @pytest.mark.parametrize("thread", ["this", "another"])
+@pytest.mark.parametrize("learned", [1, 100])
 def test_a_failure_in_a_parallel_pass_leaves_the_model_as_it_was(
-    short_rounds, monkeypatch, undo_way, where, thread
+    short_rounds, monkeypatch, undo_way, where, thread, learned
 ):
+    # A model that has learned one row learns the next in order before the
+    # rounds begin: the failing call records rows in order, then rounds.
     X, rng = sparse_rows(4, 400, 800, 0.01)
     y = rng.integers(0, 2, size=400)
-    model = FMClassifier(n_jobs=2, random_state=0).partial_fit(X[:100], y[:100], classes=[0, 1])
+    X, y = X[100 - learned :], y[100 - learned :]
+    model = FMClassifier(n_jobs=2, random_state=0)
+    model.partial_fit(X[:learned], y[:learned], classes=[0, 1])
     before = snapshot(model)
     # The shard of "this" thread is the first of its round, learned by the
     # thread that called partial_fit; the fifth round fails, after four were merged.
     calls = []
+    original_learn, original_merge = _rounds.ShardLearner.learn, _rounds.ParallelPass.merge_part
     if where == "learn":
         original = _rounds.ShardLearner.learn
 
@@ -279,17 +285,16 @@ def test_a_failure_in_a_parallel_pass_leaves_the_model_as_it_was(
 
         monkeypatch.setattr(_rounds.ParallelPass, "merge_part", failing)
     with pytest.raises(Failure):
-        model.partial_fit(X[100:], y[100:])
+        model.partial_fit(X[learned:], y[learned:])
     assert_same(before, snapshot(model))
     # And it learns on as if the failed call had never been made.
-    monkeypatch.undo()
-    growth, smallest, largest = SHORT
-    monkeypatch.setattr(_rounds, "GROWTH", growth)
-    monkeypatch.setattr(_rounds, "SMALLEST_SHARD", smallest)
-    monkeypatch.setattr(_rounds, "LARGEST_SHARD", largest)
-    model.partial_fit(X[100:], y[100:])
-    fresh = FMClassifier(n_jobs=2, random_state=0).partial_fit(X[:100], y[:100], classes=[0, 1])
-    assert_same_state(learned_state(fresh.partial_fit(X[100:], y[100:])), learned_state(model))
+    monkeypatch.setattr(_rounds.ShardLearner, "learn", original_learn)
+    monkeypatch.setattr(_rounds.ParallelPass, "merge_part", original_merge)
+    model.partial_fit(X[learned:], y[learned:])
+    fresh = FMClassifier(n_jobs=2, random_state=0)
+    fresh.partial_fit(X[:learned], y[:learned], classes=[0, 1])
+    fresh.partial_fit(X[learned:], y[learned:])
+    assert_same_state(learned_state(fresh), learned_state(model))
 
 
 @needs_numba
