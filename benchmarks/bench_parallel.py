@@ -14,9 +14,10 @@
    worker (one block a round: the sequential pass), taking turns: rows/s,
    the median of the paired ratios, and the held-out log loss of both.
 3. Memory. partial_fit over a 2**24-column stream (float32 state) in chunks,
-   in a new process per n_jobs: the process's peak resident memory and the
-   tracemalloc peak of the pass (Python and numpy allocations; numba's own
-   temporaries are not seen), n_jobs=2 over n_jobs=1.
+   in a new process per n_jobs: the resident memory of the process while it
+   learns (sampled), above what it held before, and the tracemalloc peak of
+   its calls (Python and numpy allocations; numba's own temporaries are not
+   seen), n_jobs=2 over n_jobs=1.
 
 The machine's load average is printed first: the threads' ratios mean little
 on a machine whose cores are busy with other work.
@@ -28,9 +29,9 @@ on a machine whose cores are busy with other work.
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 import warnings
@@ -214,29 +215,50 @@ def run_dask(args):
 CHUNK_ROWS = 100_000
 
 
+def resident_bytes():
+    """The process's resident memory now (Linux)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def memory_child(n_jobs, rows):
-    """(In a new process.) partial_fit over a 2**24-column stream in chunks made
-    one at a time: prints the peak resident MB and the pass's tracemalloc peak MB."""
+    """(In a new process.) partial_fit over a 2**24-column stream in chunks, made
+    beforehand: prints the resident MB before learning, its peak while learning
+    (sampled every 2 ms) and the largest tracemalloc peak of a call above what
+    it began with."""
+    chunks = [
+        make_click_stream(min(CHUNK_ROWS, rows - start), 24, seed=seed, chunk_rows=10_000)[:2]
+        for seed, start in enumerate(range(0, rows, CHUNK_ROWS))
+    ]
     model = FTRLClassifier(n_jobs=n_jobs, dtype=np.float32, **COMMON)
+    before, peak, learning = resident_bytes(), [0], [True]
+
+    def sample():
+        while learning[0]:
+            peak[0] = max(peak[0], resident_bytes())
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     tracemalloc.start()
-    peak = 0
-    for seed, start in enumerate(range(0, rows, CHUNK_ROWS)):
-        X, y, _ = make_click_stream(min(CHUNK_ROWS, rows - start), 24, seed=seed)
+    traced = 0
+    for X, y in chunks:
         tracemalloc.reset_peak()
         baseline = tracemalloc.get_traced_memory()[0]
         model.partial_fit(X, y, classes=CLASSES)
-        peak = max(peak, tracemalloc.get_traced_memory()[1] - baseline)
-        del X, y
-    resident = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{resident:.1f} {peak / 2**20:.1f}")
+        traced = max(traced, tracemalloc.get_traced_memory()[1] - baseline)
+    learning[0] = False
+    sampler.join()
+    print(f"{before / 2**20:.1f} {peak[0] / 2**20:.1f} {traced / 2**20:.1f}")
 
 
 def run_memory(args):
     print(
         f"\n3. Memory: partial_fit over {args.memory_rows:,} rows x 2^24 columns (float32 "
-        f"state, {2 * 4 * 2**24 / 2**20:.0f} MB), chunks of {CHUNK_ROWS:,} rows, a new "
-        "process each;\n   peak resident MB of the process, and tracemalloc's peak MB of "
-        "a partial_fit call above what it began with"
+        f"state, {2 * 4 * 2**24 / 2**20:.0f} MB), chunks of {CHUNK_ROWS:,} rows made "
+        "beforehand, a new process each:\n   resident MB before learning and at its peak "
+        "while learning (the learning's own: their difference), and tracemalloc's\n"
+        "   largest peak of a partial_fit call above what it began with"
     )
     measured = {}
     for n_jobs in (1, 2):
@@ -247,14 +269,16 @@ def run_memory(args):
             text=True,
             cwd=os.path.dirname(os.path.abspath(__file__)),
         ).stdout.split()
-        measured[n_jobs] = [float(value) for value in output[-2:]]
+        before, peak, traced = (float(value) for value in output[-3:])
+        measured[n_jobs] = (peak, peak - before, traced)
         print(
-            f"  n_jobs={n_jobs}: peak resident {measured[n_jobs][0]:8.1f} MB, "
-            f"pass peak {measured[n_jobs][1]:8.1f} MB"
+            f"  n_jobs={n_jobs}: resident {before:8.1f} MB before, {peak:8.1f} MB at the peak "
+            f"({peak - before:7.1f} MB learning); call peak {traced:7.1f} MB"
         )
+    ratios = [two / one for one, two in zip(measured[1], measured[2])]
     print(
-        f"  n_jobs=2 / n_jobs=1: resident {measured[2][0] / measured[1][0]:.2f}, "
-        f"pass peak {measured[2][1] / measured[1][1]:.2f}"
+        f"  n_jobs=2 / n_jobs=1: resident peak {ratios[0]:.2f}, learning's {ratios[1]:.2f}, "
+        f"call peak {ratios[2]:.2f}"
     )
 
 

@@ -94,25 +94,28 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         ]
 
         def prepare(group):
-            return [
+            """The group's blocks prepared on the workers, and their columns."""
+            shards = [
                 client.submit(_prepare, work_future, *computed, pure=False)
                 for computed in (
                     first if b == 0 else [client.compute(part) for part in blocks_of(blocks, b)]
                     for b in group
                 )
             ]
+            return shards, [client.submit(_columns, shard, pure=False) for shard in shards]
 
         prepared = prepare(groups[0])
         for g in range(len(groups)):
-            # The next round's blocks are read and checked while this one learns.
+            # The next round's blocks are read and checked, and their columns
+            # found, while this one learns.
             following = prepare(groups[g + 1]) if g + 1 < len(groups) else None
-            columns = client.gather([client.submit(_columns, p, pure=False) for p in prepared])
-            learned = []
-            for shard, shard_columns in zip(prepared, columns):
-                # The state of the shard's columns, sent where its rows are.
-                workers = list(client.who_has([shard])[shard.key])
-                [state] = client.scatter([start(shard_columns)], workers=workers)
-                learned.append(client.submit(_learn, work_future, shard, state, pure=False))
+            columns = client.gather(prepared[1])
+            # The state of each shard's columns goes with its task, to the
+            # worker that holds its rows.
+            learned = [
+                client.submit(_learn, work_future, shard, start(shard_columns), pure=False)
+                for shard, shard_columns in zip(prepared[0], columns)
+            ]
             yield _tree(client, learned).result()
             prepared = following
 

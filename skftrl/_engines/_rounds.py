@@ -206,7 +206,7 @@ class ParallelPass:
             array for array in state if array.dtype.kind == "f" and array.ndim > 1
         ]
         self.n_features = X.shape[1]
-        self.all_columns = np.arange(self.n_features, dtype=np.intp)
+        self.all_columns = None  # of a narrow round (made at its first)
         self.learners = [ShardLearner(self) for _ in range(n_jobs)]
 
     def learn_round(self, pool, rows, undo):
@@ -216,6 +216,8 @@ class ParallelPass:
         indptr = self.X.indptr
         # A whole copy of the state costs no more than renumbering the columns.
         narrow = self.n_features <= min(int((indptr[s + 1] - indptr[s]).sum()) for s in shards)
+        if narrow and self.all_columns is None:
+            self.all_columns = np.arange(self.n_features, dtype=np.intp)
         learned = run_all(
             pool,
             [
