@@ -5,8 +5,11 @@
    n_jobs=1 and n_jobs=2 taking turns --repeats times, for FTRLClassifier and
    FMClassifier: rows/s of each (medians), the median of the paired ratios
    (n_jobs=2 over n_jobs=1), the CPU time of the n_jobs=2 pass over its wall
-   time (2 when both threads compute all the time, whatever the machine's
-   load; 1 when they take turns), and the held-out log loss of each.
+   time (2 when both threads compute all the time; 1 when they take turns or
+   the machine's other work leaves them one core), the work: the CPU time of
+   the n_jobs=2 pass over the n_jobs=1 pass's, median of the pairs (what the
+   rounds add to the learning: on two idle cores, n_jobs=2 is at most 2 /
+   work times faster), and the held-out log loss of each.
 2. Dask. skftrl.dask.partial_fit over --dask-rows rows (blocks of
    --dask-block-rows rows, a9a's blocks a9a itself, made and kept on the
    workers) on a LocalCluster of
@@ -78,13 +81,14 @@ def compare_threads(name, data, learner, repeats):
     make = LEARNERS[learner]
     for n_jobs in (1, 2):  # numba compiles, or loads its cache, before timing
         make(n_jobs).partial_fit(X[:20_000], y[:20_000], classes=CLASSES)
-    walls, busy, models = {1: [], 2: []}, [], {}
+    walls, cpus, models = {1: [], 2: []}, {1: [], 2: []}, {}
     for _ in range(repeats):
         for n_jobs in (1, 2):
             models[n_jobs], wall, cpu = timed_pass(lambda n_jobs=n_jobs: make(n_jobs), X, y)
             walls[n_jobs].append(wall)
-            if n_jobs == 2:
-                busy.append(cpu / wall)
+            cpus[n_jobs].append(cpu)
+    busy = [cpu / wall for cpu, wall in zip(cpus[2], walls[2])]
+    work = [two / one for one, two in zip(cpus[1], cpus[2])]
     rows = X.shape[0]
     ratios = [one / two for one, two in zip(walls[1], walls[2])]
     losses = {
@@ -93,7 +97,7 @@ def compare_threads(name, data, learner, repeats):
     print(
         f"  {name:<22} {learner:<15} {rows / np.median(walls[1]):>12,.0f} "
         f"{rows / np.median(walls[2]):>12,.0f} {np.median(ratios):>7.2f} "
-        f"{min(ratios):>5.2f}-{max(ratios):<5.2f} {np.median(busy):>9.2f} "
+        f"{min(ratios):>5.2f}-{max(ratios):<5.2f} {np.median(busy):>9.2f} {np.median(work):>6.2f} "
         f"{losses[1]:>9.5f} {losses[2]:>9.5f} {100 * (losses[2] / losses[1] - 1):>+7.2f}%"
     )
 
@@ -102,11 +106,12 @@ def run_threads(args):
     print(
         f"\n1. Threads: one partial_fit pass, n_jobs=1 and 2 taking turns {args.repeats} "
         "times (rows/s: medians; ratio: median of the paired ratios, and their range;\n"
-        "   CPU/wall: of the n_jobs=2 pass; log loss: held out)"
+        "   CPU/wall: of the n_jobs=2 pass; work: its CPU time over n_jobs=1's; log loss: "
+        "held out)"
     )
     print(
         f"  {'data':<22} {'learner':<15} {'n_jobs=1':>12} {'n_jobs=2':>12} {'ratio':>7} "
-        f"{'range':>11} {'CPU/wall':>9} {'loss 1':>9} {'loss 2':>9} {'change':>8}"
+        f"{'range':>11} {'CPU/wall':>9} {'work':>6} {'loss 1':>9} {'loss 2':>9} {'change':>8}"
     )
     stream = synthetic(args.synthetic_rows, 20)
     a9a = a9a_copies(args.a9a_copies)

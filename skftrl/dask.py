@@ -61,11 +61,19 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
 
     Examples
     --------
-    >>> from distributed import Client, LocalCluster            # doctest: +SKIP
+    >>> import dask.array as da
+    >>> from distributed import Client, LocalCluster
     >>> import skftrl.dask
-    >>> client = Client(LocalCluster(n_workers=4))             # doctest: +SKIP
-    >>> model = skftrl.dask.partial_fit(
-    ...     FTRLClassifier(l1=1.0), X, y, classes=[0, 1])        # doctest: +SKIP
+    >>> from skftrl import FTRLClassifier
+    >>> from skftrl.datasets import load_a9a
+    >>> X, y, _, _ = load_a9a()
+    >>> X = da.from_array(X, chunks=(10_000, X.shape[1]), asarray=False)
+    >>> y = da.from_array(y, chunks=10_000)
+    >>> with LocalCluster(n_workers=2, processes=False) as cluster:  # doctest: +SKIP
+    ...     with Client(cluster) as client:
+    ...         model = skftrl.dask.partial_fit(FTRLClassifier(), X, y, classes=[-1, 1])
+    >>> model.n_samples_seen_  # doctest: +SKIP
+    32561
     """
     client = default_client() if client is None else client
     blocks = [_blocks(X), _blocks(y), _blocks(sample_weight)]
@@ -80,9 +88,7 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         n_shards = len(client.scheduler_info()["workers"])
     if not isinstance(n_shards, int) or n_shards < 1:
         raise ValueError(f"n_shards must be a positive integer; got {n_shards!r}.")
-    first = [
-        client.compute(block) if block is not None else None for block in blocks_of(blocks, 0)
-    ]
+    first = _computed(client, _blocks_of(blocks, 0))
     head = client.gather([client.submit(_head, block) for block in first if block is not None])
     X_head, y_head, *weight_head = head
 
@@ -98,8 +104,7 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
             shards = [
                 client.submit(_prepare, work_future, *computed, pure=False)
                 for computed in (
-                    first if b == 0 else [client.compute(part) for part in blocks_of(blocks, b)]
-                    for b in group
+                    first if b == 0 else _computed(client, _blocks_of(blocks, b)) for b in group
                 )
             ]
             return shards, [client.submit(_columns, shard, pure=False) for shard in shards]
@@ -124,9 +129,14 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
     )
 
 
-def blocks_of(blocks, b):
+def _blocks_of(blocks, b):
     """The ``b``-th block of X, y and sample_weight (None for no weights)."""
     return [parts[b] if parts is not None else None for parts in blocks]
+
+
+def _computed(client, parts):
+    """Futures of the parts of a block (None stays None)."""
+    return [None if part is None else client.compute(part) for part in parts]
 
 
 def _blocks(collection):

@@ -195,13 +195,19 @@ def shards_of_blocks(bounds, n_shards):
 def test_rounds_on_the_cluster_match_the_reference(client, a9a, n_shards):
     X, y = a9a
     X, y = X[:2400], (y[:2400] > 0).astype(int)
+    sample_weight = np.random.default_rng(0).uniform(0.5, 2.0, size=2400)
     X_dask = da.from_array(X, chunks=(300, X.shape[1]), asarray=False)
     y_dask = da.from_array(y, chunks=300)
+    weight_dask = da.from_array(sample_weight, chunks=300)
     hyper = dict(learning_rate=0.3, beta=0.5, l1=0.05, l2=0.1)
-    with distributed.get_task_stream(client) as stream:
-        model = skftrl_dask.partial_fit(
-            FTRLClassifier(**hyper), X_dask, y_dask, classes=[0, 1], n_shards=n_shards
+
+    def learn():
+        return skftrl_dask.partial_fit(
+            FTRLClassifier(**hyper), X_dask, y_dask, [0, 1], weight_dask, n_shards=n_shards
         )
+
+    with distributed.get_task_stream(client) as stream:
+        model = learn()
     assert ran_on_workers(stream, client, "_learn")
     assert ran_on_workers(stream, client, "_merge")
 
@@ -217,7 +223,7 @@ def test_rounds_on_the_cluster_match_the_reference(client, a9a, n_shards):
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
     bounds = np.cumsum((0,) + X_dask.chunks[0])
     learn_in_rounds(
-        reference, rows, y.astype(float), np.ones(2400), shards_of_blocks(bounds, n_shards)
+        reference, rows, y.astype(float), sample_weight, shards_of_blocks(bounds, n_shards)
     )
     z, n, _ = reference.state(X.shape[1])
     assert_allclose(model.z_, z, rtol=1e-10, atol=1e-12)
@@ -225,10 +231,7 @@ def test_rounds_on_the_cluster_match_the_reference(client, a9a, n_shards):
     assert_allclose(model.z_intercept_, reference.z_bias, rtol=1e-10, atol=1e-12)
     assert model.n_samples_seen_ == 2400 and len(model.loss_curve_) == 1 and model.n_iter_ == 1
     # Every run gives the same bits, whichever worker learns which block.
-    again = skftrl_dask.partial_fit(
-        FTRLClassifier(**hyper), X_dask, y_dask, classes=[0, 1], n_shards=n_shards
-    )
-    assert_same_state(again, model)
+    assert_same_state(learn(), model)
 
 
 def test_a_wide_factorization_machine_on_a_dataframe(client):
