@@ -11,7 +11,7 @@
    rounds add to the learning: on two idle cores, n_jobs=2 is at most 2 /
    work times faster), and the held-out log loss of each.
 2. Dask. skftrl.dask.partial_fit over --dask-rows rows (blocks of
-   --dask-block-rows rows, a9a's blocks a9a itself, made and kept on the
+   --dask-block-rows rows, a9a's blocks copies of a9a, made and kept on the
    workers) on a LocalCluster of
    two one-thread worker processes (two blocks a round) and on one of one
    worker (one block a round: the sequential pass), taking turns: rows/s,
@@ -127,18 +127,19 @@ def run_threads(args):
 # ---------------------------------------------------------------- Dask
 def dask_blocks(kind, rows, block_rows):
     """Dask arrays X, y of about ``rows`` rows made on the workers, block by
-    block, and held-out rows made here. a9a's blocks are its training rows,
-    each block in another order."""
+    block, and held-out rows made here. a9a's blocks are copies of its
+    training rows (as many as fit in ``block_rows``), each in another order."""
     import dask
     import dask.array as da
 
     if kind == "a9a":
-        block_rows = load_a9a()[0].shape[0]
+        copies = max(1, block_rows // load_a9a()[0].shape[0])
+        block_rows = copies * load_a9a()[0].shape[0]
 
     def block(seed):
         if kind == "a9a":
             X, y, _, _ = load_a9a()
-            order = np.random.default_rng(seed).permutation(X.shape[0])
+            order = np.random.default_rng(seed).permutation(X.shape[0] * copies) % X.shape[0]
             return X[order], (y[order] > 0) * 1
         X, y, _ = make_click_stream(block_rows, 20, seed=seed)
         return X, y
