@@ -362,7 +362,10 @@ def shard_changes(columns, start, learned_state):
 def merge_changes(first, then):
     """The :class:`ShardChanges` of the shards of ``first`` and then of ``then``,
     their changes added up (:func:`._math.merged`)."""
-    columns = np.union1d(first.columns, then.columns)
+    # Both sorted: their union is their sorted concatenation without repeats
+    # (np.union1d's hash table is many times slower on millions of columns).
+    columns = np.sort(np.concatenate([first.columns, then.columns]))
+    columns = columns[np.concatenate([[True], columns[1:] != columns[:-1]])]
     at_first = np.searchsorted(columns, first.columns)
     at_then = np.searchsorted(columns, then.columns)
     features = []
