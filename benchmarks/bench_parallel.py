@@ -145,7 +145,8 @@ def dask_blocks(kind, rows, block_rows):
         return X, y
 
     n_features = 123 if kind == "a9a" else 2**20
-    made = [dask.delayed(block, nout=2)(seed) for seed in range(1, rows // block_rows + 1)]
+    # At least ``rows`` rows: whole blocks.
+    made = [dask.delayed(block, nout=2)(seed) for seed in range(1, -(-rows // block_rows) + 1)]
     X = da.concatenate(
         [
             da.from_delayed(
