@@ -36,6 +36,9 @@ templates_path = ["_templates"]
 default_role = "literal"
 
 autosummary_generate = True
+# skftrl.dask imports distributed (the dask extra), which the documentation's
+# build does not need.
+autodoc_mock_imports = ["distributed"]
 autodoc_default_options = {"inherited-members": True}
 # numpydoc renders each class's methods and attributes from its docstring;
 # autosummary's own member tables would repeat them.

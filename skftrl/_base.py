@@ -11,6 +11,7 @@ import functools
 import warnings
 from numbers import Integral, Real
 
+import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
@@ -28,20 +29,17 @@ from ._engines import (
     LinearState,
     Parameters,
     get_engine,
+    learn_in_rounds,
     new_state,
     prediction_engine,
     undo_record,
 )
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
+from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
-from ._persistence import (
-    checked_shape,
-    kept_as_loaded,
-    put_touched_coordinates,
-    touched_coordinates,
-    untouched_state,
-)
+from ._persistence import SavedState, linear_layout, read_only
+from ._shards import ColumnsRecord, ShardWork
 from ._stopping import EarlyStopping
 from ._validation import (
     FLOAT_DTYPES,
@@ -56,7 +54,8 @@ from ._validation import (
 class _TrainingCall:
     """What a call of a method wrapped by :func:`unchanged_on_error` must undo."""
 
-    def __init__(self):
+    def __init__(self, estimator):
+        self.estimator = estimator
         self.fresh_z = None  # z_ of a state the call made: nothing to restore in it
         self.undo_records = []  # of the call's passes (see undo_record)
 
@@ -74,14 +73,18 @@ def unchanged_on_error(method):
     undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
     changes the state arrays in place: a copy of the state made before it, or
     a log of the old values of what it changes
-    (:func:`~skftrl._engines.undo_record`), is written back.
+    (:func:`~skftrl._engines.undo_record`), is written back. A call made
+    by such a method of the same estimator is part of it: the outer undoes both.
     """
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        outer = _TRAINING_CALL.get()
+        if outer is not None and outer.estimator is self:
+            return method(self, *args, **kwargs)
         saved = dict(self.__dict__)
         lists = [(value, len(value)) for value in saved.values() if type(value) is list]
-        call = _TrainingCall()
+        call = _TrainingCall(self)
         token = _TRAINING_CALL.set(call)
         try:
             return method(self, *args, **kwargs)
@@ -97,18 +100,6 @@ def unchanged_on_error(method):
             _TRAINING_CALL.reset(token)
 
     return wrapper
-
-
-def _read_only(array):
-    """``array``, made read-only: the exposed state, which the kept weights
-    were computed from, can then change only through a training pass."""
-    array.flags.writeable = False
-    return array
-
-
-def _linear_layout(shape, dtype):
-    """A new ``(z, n)`` of ``shape`` (K, F) as :func:`new_state` lays them out."""
-    return new_state(*shape, dtype)
 
 
 @functools.cache
@@ -163,7 +154,52 @@ def early_stopping_of(estimator, columns, *, tie=0.0, keep_best=True):
     )
 
 
-class BaseFTRL(BaseEstimator):
+@unchanged_on_error
+def learn_in_shards(estimator, X, y, sample_weight, classes, rounds):
+    """One pass of a fitted or new estimator in rounds of shards learned
+    elsewhere: the estimators' internal interface of :mod:`skftrl.dask`.
+
+    ``(X, y, sample_weight)``, first rows, are checked as ``partial_fit`` does
+    (a first call makes the state), not learned. ``rounds(work, start)``
+    yields each round's merged ``ShardChanges`` with its rows' count, summed
+    loss and weight; ``work`` (a ``ShardWork``) is what workers need,
+    ``start(columns)`` the state of ``columns`` as a round begins.
+    """
+    estimator._partial_fit_rows(X, y, classes, sample_weight)
+    estimator._check_state_parameters()
+    state = estimator._writable_state()
+    # A copy without the state: the workers check rows and score them with it.
+    template = type(estimator).__new__(type(estimator))
+    template.__dict__.update(vars(estimator))
+    for name in estimator._state_record._fields:
+        delattr(template, f"{name}_")
+    del template._prediction_cache
+    work = ShardWork(
+        template._prepare_rows,
+        template._mean_loss,
+        estimator._engine(),
+        estimator._state_record,
+        estimator._parameters(),
+        [pair[3] for pair in estimator._SAVED_PAIRS],
+    )
+    call = _TRAINING_CALL.get()
+    n_rows, loss, weight = 0, 0.0, 0.0
+    for changes, (rows, round_loss, round_weight) in rounds(
+        work, functools.partial(state_of_columns, state)
+    ):
+        if call.fresh_z is not estimator.z_:
+            call.undo_records.append(ColumnsRecord(state, changes.columns))
+        estimator._cache().clear()
+        apply_changes(state, changes)
+        n_rows, loss, weight = n_rows + rows, loss + round_loss, weight + round_weight
+    estimator._cache().clear()
+    estimator.n_samples_seen_ += n_rows
+    estimator.loss_curve_.append(loss / weight if weight else 0.0)
+    estimator.n_iter_ = 1
+    return estimator
+
+
+class BaseFTRL(SavedState, BaseEstimator):
     """Hyper-parameters, state and training loop of every estimator."""
 
     # Whether validate_data should require (and convert) numeric targets.
@@ -191,6 +227,11 @@ class BaseFTRL(BaseEstimator):
         "warm_start": ["boolean"],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "engine": [StrOptions({"auto", "numpy", "numba"})],
+        "n_jobs": [
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, None, -1, closed="right"),
+        ],
         "dtype": [Options(type, {np.float64, np.float32})],
     }
     # Parameters read only when a state is created (besides dtype, which the
@@ -200,7 +241,7 @@ class BaseFTRL(BaseEstimator):
     # The state's pairs of per-feature arrays as a saved model keeps them: the
     # attributes of z and n, the saved entry of their touched coordinates, and
     # their layout ``(shape, dtype) -> new (z, n)`` in one buffer.
-    _SAVED_PAIRS = (("z_", "n_", "_touched_state", _linear_layout),)
+    _SAVED_PAIRS = (("z_", "n_", "_touched_state", linear_layout),)
 
     def _untouched(self, entry, shape, dtype):
         """The ``(z0, n0)`` of the untouched coordinates of the pair saved as
@@ -209,96 +250,6 @@ class BaseFTRL(BaseEstimator):
         this model cannot make them again."""
         with np.errstate(over="ignore"):
             return 0, np.dtype(dtype).type(self.initial_accumulator_value)
-
-    def __getstate__(self):
-        # A saved (pickled, joblib, skops) or deep-copied model keeps only the
-        # coordinates training has touched, when that is small (see
-        # skftrl._persistence): its file grows with the model's non-zero state,
-        # not with its width (2**20 hashed columns are 16 MB of float64 state,
-        # most of it untouched). Untouched means z and n equal the values they
-        # started from, compared bit for bit, so that loading restores the
-        # exact state.
-        # A copy: object.__getstate__ may return the instance's own __dict__.
-        state = dict(super().__getstate__())
-        # Not part of the model: the kept weights, and the record of the
-        # hyper-parameters last validated (which holds types: a loaded model
-        # validates its parameters again on its first partial_fit).
-        state.pop("_prediction_cache", None)
-        state.pop("_checked_params", None)
-        for z_name, n_name, entry, _ in self._SAVED_PAIRS:
-            if z_name not in state:
-                continue
-            z, n = state[z_name], state[n_name]
-            untouched = self._untouched(entry, z.shape, z.dtype)
-            touched = None if untouched is None else touched_coordinates(z, n, *untouched)
-            if touched is not None:
-                del state[z_name], state[n_name]
-                if np.isscalar(untouched[0]):  # the untouched n, as saved models hold it
-                    touched["fill"] = np.asarray([untouched[1]], dtype=z.dtype)
-                state[entry] = touched
-        return state
-
-    def __setstate__(self, state):
-        # pickle, copy.deepcopy and skops store each z and n as two separate
-        # arrays, or only their touched coordinates (see __getstate__): put
-        # them back as _init_state makes them. What the file holds is checked
-        # against the model before anything of its size is allocated.
-        state = dict(state)
-        saved = {pair[2]: state.pop(pair[2]) for pair in self._SAVED_PAIRS if pair[2] in state}
-        super().__setstate__(state)
-        shapes = self._state_shapes() if saved else None
-        for z_name, n_name, entry, layout in self._SAVED_PAIRS:
-            if entry in saved:
-                touched = saved[entry]
-                shape = checked_shape(entry, touched, shapes[z_name[:-1]])
-                dtype = touched["z"].dtype
-                untouched = self._untouched(entry, shape, dtype)
-                if untouched is None:
-                    raise ValueError(
-                        f"the model's saved {entry} has no record of the untouched "
-                        "values: the file is damaged"
-                    )
-                z, n = untouched_state(layout, shape, dtype, *untouched)
-                put_touched_coordinates(touched, z, n)
-                setattr(self, z_name, _read_only(z))
-                setattr(self, n_name, _read_only(n))
-            elif z_name in self.__dict__:
-                self._store_copy(z_name, n_name, layout, loaded=True)
-        if "z_" in self.__dict__:
-            self._prediction_cache = PredictionCache()
-            self._state()  # checked: a damaged file fails here, not at predict
-
-    def _store_copy(self, z_name, n_name, layout, loaded=False):
-        """Replace the arrays ``z_name`` and ``n_name`` with read-only copies in
-        one buffer of ``layout``. Arrays just ``loaded`` from a file are kept
-        as they are, without a copy, when the layout is not the linear
-        model's (which interleaves z and n, see new_state) and they allow it."""
-        z, n = getattr(self, z_name), getattr(self, n_name)
-        if loaded and layout is not _linear_layout:
-            if kept_as_loaded(z) and kept_as_loaded(n):
-                setattr(self, z_name, _read_only(z.view()))
-                setattr(self, n_name, _read_only(n.view()))
-                return
-        z_copy, n_copy = layout(z.shape, z.dtype)
-        z_copy[...], n_copy[...] = z, n
-        setattr(self, z_name, _read_only(z_copy))
-        setattr(self, n_name, _read_only(n_copy))
-
-    def __copy__(self):
-        """A shallow copy that shares no learned array or list with the original,
-        so that training the copy never changes the original."""
-        copied = type(self).__new__(type(self))
-        copied.__dict__.update(self.__dict__)
-        for name, value in self.__dict__.items():
-            if type(value) is list:
-                copied.__dict__[name] = list(value)
-        if "z_" in self.__dict__:
-            for z_name, n_name, _, layout in self._SAVED_PAIRS:
-                copied._store_copy(z_name, n_name, layout)
-            copied.z_intercept_ = self.z_intercept_.copy()
-            copied.n_intercept_ = self.n_intercept_.copy()
-            copied._prediction_cache = PredictionCache()
-        return copied
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "z_")
@@ -378,7 +329,7 @@ class BaseFTRL(BaseEstimator):
         self._check_initial_accumulator_value()
         self._state_parameters = {name: getattr(self, name) for name in self._STATE_PARAMETERS}
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
-        self.z_, self.n_ = _read_only(z), _read_only(n)
+        self.z_, self.n_ = read_only(z), read_only(n)
         self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
         self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
         self._prediction_cache = PredictionCache()
@@ -466,6 +417,11 @@ class BaseFTRL(BaseEstimator):
         """The engine of the training passes."""
         return get_engine(self._family, self.engine, self.batch_size)
 
+    def _n_threads(self):
+        """The threads of a pass: ``n_jobs``; None is 1, -1 all the CPUs, -2 all but one."""
+        n_jobs = 1 if self.n_jobs is None else self.n_jobs
+        return max(1, joblib.cpu_count() + 1 + n_jobs) if n_jobs < 0 else n_jobs
+
     def _prediction_engine(self):
         """The engine whose weights and margins predictions use."""
         return prediction_engine(self._family, self.engine)
@@ -517,7 +473,16 @@ class BaseFTRL(BaseEstimator):
         # during it.
         cache = self._cache()
         cache.clear()
-        margins = engine.learn(state, self._parameters(), X, targets, sample_weight, rows, undo)
+        n_jobs = self._n_threads()
+        arguments = (state, self._parameters(), X, targets, sample_weight, rows, undo)
+        if n_jobs > 1 and engine.learns_without_gil:
+            layouts = [pair[3] for pair in self._SAVED_PAIRS]
+            seen = self.n_samples_seen_
+            margins = learn_in_rounds(
+                engine, *arguments, n_jobs=n_jobs, seen=seen, layouts=layouts
+            )
+        else:
+            margins = engine.learn(*arguments)
         cache.clear()
         self.n_samples_seen_ += len(rows)
         return margins

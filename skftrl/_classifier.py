@@ -160,6 +160,17 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         else numpy; ``"numba"`` rejects ``batch_size > 1``.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of ``z_`` and ``n_``, set when the state is created (a
         later change is refused until a ``fit`` without ``warm_start``).
@@ -293,6 +304,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
         class_weight=None,
     ):
@@ -313,6 +325,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self.warm_start = warm_start
         self.batch_size = batch_size
         self.engine = engine
+        self.n_jobs = n_jobs
         self.dtype = dtype
         self.class_weight = class_weight
 
@@ -325,7 +338,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         return _n_outputs(self.classes_)
 
     def _loss(self):
-        return get_loss("log_loss" if self.z_.shape[0] == 1 else "multinomial")
+        return get_loss("log_loss" if self._n_outputs() == 1 else "multinomial")
 
     def _prepare(self, X, y, sample_weight, classes, reset):
         """Validate a batch: canonical X, kernel targets, per-row weights.
@@ -449,6 +462,14 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self : object
             The updated estimator.
         """
+        X, targets, sample_weight = self._partial_fit_rows(X, y, classes, sample_weight)
+        self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def _partial_fit_rows(self, X, y, classes, sample_weight):
+        """partial_fit's checks of its arguments, and its first call's new
+        state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
         self._validate_params_if_changed()
@@ -473,9 +494,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         )
         if first_call:
             self._init_state(_n_outputs(classes), X.shape[1])
-        self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
-        self.n_iter_ = 1
-        return self
+        return X, targets, sample_weight
 
     def decision_function(self, X):
         """Margins: shape (n_samples,) for two classes, else (n_samples, n_classes).

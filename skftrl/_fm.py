@@ -13,22 +13,19 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import BaseFTRL, _read_only
+from ._base import BaseFTRL
 from ._classifier import FTRLClassifier
 from ._engines import FMParameters, FMState
 from ._engines._math import new_factor_layout, weights_from_state
 from ._engines._records import initial_factor_blocks, initial_factor_n, new_factor_state
+from ._persistence import read_only
 from ._regressor import FTRLRegressor
 
 
 def factors_of_columns(estimator, columns):
-    """The factors of a fitted factorization machine's features ``columns``
-    in closed form, shape (n_outputs, len(columns), n_components), computing
-    only theirs (``components_`` computes every feature's).
-
-    The estimators' internal interface for the command line's ``inspect``,
-    which shows the learned columns' interactions.
-    """
+    """The factors of a fitted factorization machine's features ``columns``,
+    shape (n_outputs, len(columns), n_components), computing only theirs: the
+    estimators' internal interface for the command line's ``inspect``."""
     return weights_from_state(
         estimator.z_factors_[:, columns],
         estimator.n_factors_[:, columns],
@@ -106,7 +103,7 @@ class _FactorizationMachine:
             random_state=self.random_state,
             initial_n=self.initial_accumulator_value,
         )
-        self.z_factors_, self.n_factors_ = _read_only(z), _read_only(n)
+        self.z_factors_, self.n_factors_ = read_only(z), read_only(n)
 
 
 class FMClassifier(_FactorizationMachine, FTRLClassifier):
@@ -244,6 +241,17 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         state as ``"numpy"`` to rounding; it rejects ``batch_size > 1``.
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
+
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (the ``z`` and ``n`` of the intercept,
@@ -384,6 +392,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
         class_weight=None,
     ):
@@ -405,6 +414,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
             warm_start=warm_start,
             batch_size=batch_size,
             engine=engine,
+            n_jobs=n_jobs,
             dtype=dtype,
             class_weight=class_weight,
         )
@@ -560,6 +570,17 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         ``"auto"`` uses numba when it can be imported, else numpy.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of the state (the ``z`` and ``n`` of the intercept,
         weights and factors), set when the state is created (a later change
@@ -694,6 +715,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
     ):
         super().__init__(
@@ -716,6 +738,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
             warm_start=warm_start,
             batch_size=batch_size,
             engine=engine,
+            n_jobs=n_jobs,
             dtype=dtype,
         )
         self.n_components = n_components

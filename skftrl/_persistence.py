@@ -1,5 +1,6 @@
 """A saved model's state: its touched coordinates, the untouched ones made
-again, and the checks of what a file holds.
+again, and the checks of what a file holds; :class:`SavedState`, the
+estimators' pickling and copying built on them.
 
 A model saved by pickle, joblib or skops (or deep-copied) keeps, of each
 pair ``(z, n)`` of per-feature arrays, only the coordinates training has
@@ -21,7 +22,8 @@ import math
 
 import numpy as np
 
-from ._engines._math import STATE_BLOCK_VALUES, state_blocks
+from ._engines._math import STATE_BLOCK_VALUES, new_state, state_blocks
+from ._engines._prediction import PredictionCache
 
 # A saved model keeps only the touched coordinates of a pair when their
 # records (a position and a z and an n each) take at most this fraction of
@@ -162,3 +164,111 @@ def checked_shape(entry, touched, shape):
     if len(positions) and (positions.min() < 0 or positions.max() >= size):
         raise damaged(f"holds positions outside the state's {size} coordinates")
     return tuple(shape)
+
+
+def read_only(array):
+    """``array``, made read-only: the exposed state, which the kept weights
+    were computed from, can then change only through a training pass."""
+    array.flags.writeable = False
+    return array
+
+
+def linear_layout(shape, dtype):
+    """A new ``(z, n)`` of ``shape`` (K, F) as :func:`new_state` lays them out."""
+    return new_state(*shape, dtype)
+
+
+class SavedState:
+    """The estimators' pickling and copying (a mixin of their base class):
+    a saved model keeps the touched coordinates of its state, a loaded one
+    is checked against the model, a copy shares no learned array."""
+
+    def __getstate__(self):
+        # A saved (pickled, joblib, skops) or deep-copied model keeps only the
+        # coordinates training has touched, when that is small (see
+        # skftrl._persistence): its file grows with the model's non-zero state,
+        # not with its width (2**20 hashed columns are 16 MB of float64 state,
+        # most of it untouched). Untouched means z and n equal the values they
+        # started from, compared bit for bit, so that loading restores the
+        # exact state.
+        # A copy: object.__getstate__ may return the instance's own __dict__.
+        state = dict(super().__getstate__())
+        # Not part of the model: the kept weights, and the record of the
+        # hyper-parameters last validated (which holds types: a loaded model
+        # validates its parameters again on its first partial_fit).
+        state.pop("_prediction_cache", None)
+        state.pop("_checked_params", None)
+        for z_name, n_name, entry, _ in self._SAVED_PAIRS:
+            if z_name not in state:
+                continue
+            z, n = state[z_name], state[n_name]
+            untouched = self._untouched(entry, z.shape, z.dtype)
+            touched = None if untouched is None else touched_coordinates(z, n, *untouched)
+            if touched is not None:
+                del state[z_name], state[n_name]
+                if np.isscalar(untouched[0]):  # the untouched n, as saved models hold it
+                    touched["fill"] = np.asarray([untouched[1]], dtype=z.dtype)
+                state[entry] = touched
+        return state
+
+    def __setstate__(self, state):
+        # pickle, copy.deepcopy and skops store each z and n as two separate
+        # arrays, or only their touched coordinates (see __getstate__): put
+        # them back as _init_state makes them. What the file holds is checked
+        # against the model before anything of its size is allocated.
+        state = dict(state)
+        saved = {pair[2]: state.pop(pair[2]) for pair in self._SAVED_PAIRS if pair[2] in state}
+        super().__setstate__(state)
+        shapes = self._state_shapes() if saved else None
+        for z_name, n_name, entry, layout in self._SAVED_PAIRS:
+            if entry in saved:
+                touched = saved[entry]
+                shape = checked_shape(entry, touched, shapes[z_name[:-1]])
+                dtype = touched["z"].dtype
+                untouched = self._untouched(entry, shape, dtype)
+                if untouched is None:
+                    raise ValueError(
+                        f"the model's saved {entry} has no record of the untouched "
+                        "values: the file is damaged"
+                    )
+                z, n = untouched_state(layout, shape, dtype, *untouched)
+                put_touched_coordinates(touched, z, n)
+                setattr(self, z_name, read_only(z))
+                setattr(self, n_name, read_only(n))
+            elif z_name in self.__dict__:
+                self._store_copy(z_name, n_name, layout, loaded=True)
+        if "z_" in self.__dict__:
+            self._prediction_cache = PredictionCache()
+            self._state()  # checked: a damaged file fails here, not at predict
+
+    def _store_copy(self, z_name, n_name, layout, loaded=False):
+        """Replace the arrays ``z_name`` and ``n_name`` with read-only copies in
+        one buffer of ``layout``. Arrays just ``loaded`` from a file are kept
+        as they are, without a copy, when the layout is not the linear
+        model's (which interleaves z and n, see new_state) and they allow it."""
+        z, n = getattr(self, z_name), getattr(self, n_name)
+        if loaded and layout is not linear_layout:
+            if kept_as_loaded(z) and kept_as_loaded(n):
+                setattr(self, z_name, read_only(z.view()))
+                setattr(self, n_name, read_only(n.view()))
+                return
+        z_copy, n_copy = layout(z.shape, z.dtype)
+        z_copy[...], n_copy[...] = z, n
+        setattr(self, z_name, read_only(z_copy))
+        setattr(self, n_name, read_only(n_copy))
+
+    def __copy__(self):
+        """A shallow copy that shares no learned array or list with the original,
+        so that training the copy never changes the original."""
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        for name, value in self.__dict__.items():
+            if type(value) is list:
+                copied.__dict__[name] = list(value)
+        if "z_" in self.__dict__:
+            for z_name, n_name, _, layout in self._SAVED_PAIRS:
+                copied._store_copy(z_name, n_name, layout)
+            copied.z_intercept_ = self.z_intercept_.copy()
+            copied.n_intercept_ = self.n_intercept_.copy()
+            copied._prediction_cache = PredictionCache()
+        return copied

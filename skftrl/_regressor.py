@@ -134,6 +134,17 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         else numpy; ``"numba"`` rejects ``batch_size > 1``.
         Mini-batches always run on numpy.
 
+    n_jobs : int or None, default=None
+        Threads that learn a pass together (``-1``: one per CPU). With more
+        than one, the compiled engine learns the rows in rounds: each thread
+        learns a contiguous shard of a round from the state as the round
+        began, and the shards' changes are then added up, in order. The
+        model is close to the sequential one, not equal to it, and the same
+        for the same ``n_jobs``, bit for bit. A model's first rows, and
+        rounds too short to pay, are learned in order. The numpy engines
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
+        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of ``z_`` and ``n_``, set when the state is created (a
         later change is refused until a ``fit`` without ``warm_start``).
@@ -253,6 +264,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         warm_start=False,
         batch_size=1,
         engine="auto",
+        n_jobs=None,
         dtype=np.float64,
     ):
         self.loss = loss
@@ -274,6 +286,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self.warm_start = warm_start
         self.batch_size = batch_size
         self.engine = engine
+        self.n_jobs = n_jobs
         self.dtype = dtype
 
     def __sklearn_tags__(self):
@@ -348,6 +361,14 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self : object
             The updated estimator.
         """
+        X, y, sample_weight = self._partial_fit_rows(X, y, None, sample_weight)
+        self._learn(X, y, sample_weight, np.arange(X.shape[0]))
+        self.n_iter_ = 1
+        return self
+
+    def _partial_fit_rows(self, X, y, classes, sample_weight):
+        """partial_fit's checks of its arguments (``classes``: None, for a
+        regressor), and its first call's new state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
         # set_params may have changed the parameters since the last call.
         self._validate_params_if_changed()
@@ -355,9 +376,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
         if first_call:
             self._init_state(1, X.shape[1])
-        self._learn(X, y, sample_weight, np.arange(X.shape[0]))
-        self.n_iter_ = 1
-        return self
+        return X, y, sample_weight
 
     def predict(self, X):
         """Predict targets: the margin, or ``exp(margin)`` for ``loss="poisson"``.

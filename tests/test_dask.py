@@ -1,4 +1,6 @@
-"""Dask: training over chunked collections and searching on a real cluster.
+"""Dask: training over chunked collections (one worker after the other with
+dask-ml's Incremental, every worker at once with skftrl.dask) and searching
+on a real cluster.
 
 Needs the "dask" extra (``pip install "skftrl[dask]"``); skipped without it.
 A ``distributed.LocalCluster`` of two worker processes on loopback runs every
@@ -10,16 +12,22 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from numpy.testing import assert_allclose
+from reference import ReferenceFTRL, rows_as_dicts
+from reference_rounds import learn_in_rounds
+from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV
 
-from skftrl import FTRLClassifier
+from conftest import assert_same, snapshot
+from skftrl import FMClassifier, FTRLClassifier
 from skftrl.datasets import load_a9a
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 dask_ml_wrappers = pytest.importorskip("dask_ml.wrappers")
+skftrl_dask = pytest.importorskip("skftrl.dask")
 
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]
 CLASSES = [-1.0, 1.0]
@@ -173,3 +181,88 @@ def test_grid_search_on_the_cluster_equals_the_sequential_search(client, a9a):
         assert np.array_equal(on_cluster.cv_results_[key], sequential.cv_results_[key]), key
     assert on_cluster.best_params_ == sequential.best_params_
     assert_same_state(on_cluster.best_estimator_, sequential.best_estimator_)
+
+
+# ------------------------------------------- one model learned by every worker
+def shards_of_blocks(bounds, n_shards):
+    """The rounds of skftrl.dask.partial_fit over blocks of rows: the first
+    block alone, then n_shards blocks a round, each block a shard."""
+    blocks = list(zip(bounds[:-1], bounds[1:]))
+    return [blocks[:1]] + [blocks[b : b + n_shards] for b in range(1, len(blocks), n_shards)]
+
+
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_rounds_on_the_cluster_match_the_reference(client, a9a, n_shards):
+    X, y = a9a
+    X, y = X[:2400], (y[:2400] > 0).astype(int)
+    sample_weight = np.random.default_rng(0).uniform(0.5, 2.0, size=2400)
+    X_dask = da.from_array(X, chunks=(300, X.shape[1]), asarray=False)
+    y_dask = da.from_array(y, chunks=300)
+    weight_dask = da.from_array(sample_weight, chunks=300)
+    hyper = dict(learning_rate=0.3, beta=0.5, l1=0.05, l2=0.1)
+
+    def learn():
+        return skftrl_dask.partial_fit(
+            FTRLClassifier(**hyper), X_dask, y_dask, [0, 1], weight_dask, n_shards=n_shards
+        )
+
+    with distributed.get_task_stream(client) as stream:
+        model = learn()
+    assert ran_on_workers(stream, client, "_learn")
+    assert ran_on_workers(stream, client, "_merge")
+
+    reference = ReferenceFTRL(
+        1,
+        loss="log_loss",
+        alpha=0.3,
+        beta=0.5,
+        l1=0.05,
+        l2=0.1,
+        fit_intercept=True,
+    )
+    rows = rows_as_dicts(X.indptr, X.indices, X.data)
+    bounds = np.cumsum((0,) + X_dask.chunks[0])
+    learn_in_rounds(
+        reference, rows, y.astype(float), sample_weight, shards_of_blocks(bounds, n_shards)
+    )
+    z, n, _ = reference.state(X.shape[1])
+    assert_allclose(model.z_, z, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.n_, n, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.z_intercept_, reference.z_bias, rtol=1e-10, atol=1e-12)
+    assert model.n_samples_seen_ == 2400 and len(model.loss_curve_) == 1 and model.n_iter_ == 1
+    # Every run gives the same bits, whichever worker learns which block.
+    assert_same_state(learn(), model)
+
+
+def test_a_wide_factorization_machine_on_a_dataframe(client):
+    # Hashed-like columns, far more than a block's non-zeros: each block's
+    # columns are renumbered; the frame's column names are checked.
+    rng = np.random.default_rng(0)
+    X = sp.random(1200, 3000, density=0.003, format="csr", random_state=rng)
+    y = rng.integers(0, 2, size=1200)
+    columns = [f"c{i}" for i in range(3000)]
+    frame = pd.DataFrame.sparse.from_spmatrix(X, columns=columns).sparse.to_dense()
+    X_dask = dd.from_pandas(frame, npartitions=5, sort=False)
+    y_dask = dd.from_pandas(pd.Series(y), npartitions=5, sort=False)
+    model = skftrl_dask.partial_fit(
+        FMClassifier(n_components=3, random_state=0), X_dask, y_dask, classes=[0, 1]
+    )
+    assert list(model.feature_names_in_) == columns
+    local = FMClassifier(n_components=3, random_state=0).partial_fit(frame, y, classes=[0, 1])
+    proba, local_proba = model.predict_proba(frame)[:, 1], local.predict_proba(frame)[:, 1]
+    assert abs(log_loss(y, proba) / log_loss(y, local_proba) - 1) < 0.05
+    # The factors no row touched keep their initial values.
+    untouched = np.flatnonzero(np.asarray(X.sum(axis=0)).ravel() == 0)
+    assert np.array_equal(model.z_factors_[:, untouched], local.z_factors_[:, untouched])
+
+
+def test_a_failure_on_the_cluster_leaves_the_model_as_it_was(client, a9a):
+    X, y = a9a
+    X, y = X[:1500], y[:1500].copy()
+    model = FTRLClassifier().partial_fit(X[:100], y[:100], classes=CLASSES)
+    before = snapshot(model)
+    y[1200] = 7.0  # a class the model does not know, in the last round's block
+    X_dask = da.from_array(X, chunks=(300, X.shape[1]), asarray=False)
+    with pytest.raises(ValueError, match="not in classes"):
+        skftrl_dask.partial_fit(model, X_dask, da.from_array(y, chunks=300))
+    assert_same(before, snapshot(model))

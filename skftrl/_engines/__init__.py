@@ -40,6 +40,9 @@ Where things are (docs: developers, "Adding a model family"):
   mini-batch pass, and its exact pass compiled with numba (optional);
 - :mod:`._fm_numpy`, :mod:`._fm_batch`, :mod:`._fm_numba`: the same for
   the factorization machine;
+- :mod:`._rounds`, :mod:`._rounds_numba`: parallel passes, in rounds of
+  shards learned by threads with a compiled engine, their changes merged
+  (:func:`learn_in_rounds`);
 - :mod:`._compile`: the numba set-up the compiled passes share;
 - :mod:`._prediction`: the cache of the weights between predictions.
 """
@@ -52,6 +55,7 @@ from . import _fm_batch, _fm_numpy, _linear_batch, _linear_numpy
 from ._losses import LOSSES, REGRESSION_LOSSES, Loss, get_loss
 from ._math import new_state
 from ._records import Family, FMParameters, FMState, LinearState, Parameters
+from ._rounds import learn_in_rounds
 from ._undo import ColumnCopy, StateCopy, UndoLog, undo_record
 
 __all__ = [
@@ -68,6 +72,7 @@ __all__ = [
     "UndoLog",
     "get_engine",
     "get_loss",
+    "learn_in_rounds",
     "new_state",
     "prediction_engine",
     "undo_record",

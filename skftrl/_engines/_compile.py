@@ -48,9 +48,12 @@ def _can_cache():
 
 # error_model="numpy": a division by zero gives inf or nan as in numpy, with no
 # per-division check (the denominators are guarded anyway). Without it, numba
-# adds a branch raising ZeroDivisionError to every division.
+# adds a branch raising ZeroDivisionError to every division. nogil: a compiled
+# call releases the GIL, so that threads learn shards of a pass at once (see
+# _rounds). numba's cache does not record these options: after changing them,
+# clear it (docs: developers, "Compiled code and its cache").
 CACHE = _can_cache()
-compile = njit(cache=CACHE, error_model="numpy")
+compile = njit(cache=CACHE, error_model="numpy", nogil=True)
 # A family's hooks of the compiled pass (_linear_numba.pass_with_interactions),
 # inlined into the pass by numba itself: their loops then fold the pass's
 # constants (one output: K = 1), and no call is made at each row.

@@ -49,7 +49,9 @@ class PassFactors(NamedTuple):
 
 def pass_factors(state, parameters, X, rows):
     """The :class:`PassFactors` of a pass over ``rows`` of ``X``."""
-    longest = int(np.diff(X.indptr)[rows].max()) if len(rows) else 0
+    # The rows' own lengths only: a shard of a parallel pass is a few rows of X.
+    rows = np.asarray(rows, dtype=np.intp)
+    longest = int((X.indptr[rows + 1] - X.indptr[rows]).max()) if len(rows) else 0
     shape = (longest, *state.z_factors.shape[::2])
     return PassFactors(
         state.z_factors,

@@ -321,6 +321,7 @@ class LinearNumbaEngine(LinearNumpyEngine):
     """The exact per-row pass and the whole state's weights, compiled."""
 
     name = "numba"
+    learns_without_gil = True
     # One pass over the state costs less compiled (see LinearNumpyEngine).
     whole_weights_cost = 1 / 16
 

@@ -255,6 +255,9 @@ class LinearNumpyEngine:
     """
 
     name = "numpy"
+    # Whether ``learn`` releases the GIL, so that threads learn shards of a
+    # parallel pass at once (see _rounds): the compiled passes only.
+    learns_without_gil = False
     # The prediction cache's rule (see _prediction.py): the cost of computing
     # one weight of the whole state, relative to reading one non-zero's weight.
     whole_weights_cost = 1 / 4

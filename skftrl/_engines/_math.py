@@ -22,7 +22,9 @@ Every engine computes with these (docs: :doc:`algorithm`, :doc:`fm_math`):
   :func:`pairwise_margins`) and factor gradient
   ``d x (s_f - v x) + factor_l2 v`` (:func:`factor_gradient`,
   :func:`factor_gradients`); a factor's weight and step are :func:`weight`
-  and :func:`step` at the factors' rate, with no l1 or l2.
+  and :func:`step` at the factors' rate, with no l1 or l2;
+- the merge of the shards of a parallel pass (:func:`merged`,
+  :func:`merged_values`).
 
 The scalar formulas are plain Python on floats, calling nothing but ``math``
 and ``min``/``max``: the numpy engines use them for the intercepts (a few
@@ -374,6 +376,19 @@ def factor_gradient(gradient, sum_f, term, factor, factor_l2, bound):
     return clip(result, bound)
 
 
+def merged(current, start, value):
+    """A coordinate after the merge of one shard of a parallel round (docs:
+    :doc:`parallel`): the shard moved it from ``start``, its value when the
+    round began, to ``value``; ``current`` holds the shards merged before.
+    Their changes and the shard's add up: a coordinate only one shard
+    changed is that shard's value, bit for bit."""
+    if value == start:
+        return current
+    if current == start:
+        return value
+    return current + (value - start)
+
+
 # --------------------------------------------------- the array formulas
 def rate_root(n, learning_rate_power=PAPER_LEARNING_RATE_POWER):
     """:func:`rate_root_scalar` elementwise: ``sqrt(n)`` for the paper's -0.5 (or None)."""
@@ -503,6 +518,15 @@ def weights_from_state(z, n, parameters):
         constants(parameters),
     )
     return coef
+
+
+def merged_values(current, start, value):
+    """:func:`merged` of each coordinate, in float64 (arrays of one shape)."""
+    current, start, value = (
+        np.asarray(array, dtype=np.float64) for array in (current, start, value)
+    )
+    added = np.where(current == start, value, current + (value - start))
+    return np.where(value == start, current, added)
 
 
 # ------------------------------------------ the factorization machine's

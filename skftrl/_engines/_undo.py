@@ -53,8 +53,9 @@ class UndoLog:
     after the other, in order, writing into ``old`` itself, need not write
     their features: it says so with :meth:`recorded_in_row_order`, and the
     log finds them in ``X`` when it restores (the compiled passes, for which a
-    record is a store beside the step's own). The per-output arrays (K values)
-    are copied whole when the log is made.
+    record is a store beside the step's own); records with their features may
+    follow (a parallel pass's rounds, after its first rows learned in order).
+    The per-output arrays (K values) are copied whole when the log is made.
 
     ``size``, the number of non-zeros of ``rows`` of ``X``, bounds the number of records;
     :meth:`covers` tells whether a later pass over the same rows changes only
@@ -72,6 +73,8 @@ class UndoLog:
             for array in self.arrays
         )
         self.used = 0
+        # The number of first records made in row order (recorded_in_row_order).
+        self.in_row_order = 0
         self.rows_in_record_order = None
         self.outputs = [array.copy() for array in per_output(state)]
 
@@ -105,7 +108,7 @@ class UndoLog:
         ``rows`` (row by row, each row's in the order of ``X``), and not their
         features. The rows' order is copied: fit shuffles them in place
         between passes."""
-        self.used = count
+        self.used = self.in_row_order = count
         self.rows_in_record_order = self.rows.copy()
 
     def recorded_columns(self):
@@ -114,7 +117,10 @@ class UndoLog:
         if rows is None:
             return self.columns[: self.used]
         columns, _, _ = nonzeros_of_rows(self.X, rows)
-        return columns[: self.used]
+        in_order = columns[: self.in_row_order]
+        if self.used == self.in_row_order:
+            return in_order
+        return np.concatenate([in_order, self.columns[self.in_row_order : self.used]])
 
     def restore(self):
         """Write the recorded values back: the state is as before the pass."""

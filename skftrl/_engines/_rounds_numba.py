@@ -1,0 +1,148 @@
+"""The compiled steps of a parallel pass's shards (:mod:`._rounds`).
+
+Each runs without the GIL, in the thread of its shard: renumbering the
+columns of a shard's rows (a hash table, so that a shard of a wide model costs
+memory for its own columns only), copying the state of those columns, sorting
+them by the part of the state each merging thread writes, and merging a
+shard's changes (:func:`._math.merged`). The state arrays are taken as
+three-dimensional views ``(K, F, r)``: a linear model's ``(K, F)`` arrays as
+``(K, F, 1)``, a factorization machine's factors as they are. Importing this
+module needs numba.
+"""
+
+import numpy as np
+
+from . import _math
+from ._compile import _prefetch, compile
+
+merged = compile(_math.merged)
+
+# Fibonacci hashing: the top bits of a column times 2**64 / golden ratio.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+# The state of a column (or its slot of the hash table) is asked of the CPU
+# this many columns ahead (see _compile.prefetch_row): most are not in cache.
+AHEAD = 16
+
+
+@compile
+def _table_bits(table):
+    """log2 of the size of a hash table (a power of two, at least 2)."""
+    bits = 1
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    return bits
+
+
+@compile
+def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
+    """Renumber the columns of ``rows`` of a CSR matrix ``0, 1, ...`` in the order
+    they first appear; returns their number ``U``.
+
+    ``columns[:U]`` receives each new column's original; ``local_rows`` (the
+    arrays indptr, indices, data of a CSR matrix, of the shard's rows and
+    non-zeros) the rows over the new columns, in order. ``table`` is a hash
+    table of linear probing, int64 entries ``column << 32 | number``, of a
+    power-of-two size at least twice the rows' non-zeros: all -1, as it is
+    left.
+    """
+    local_indptr, local_indices, local_data = local_rows
+    shift = np.uint64(64 - _table_bits(table))
+    mask = table.shape[0] - 1
+    count = 0
+    position = 0
+    local_indptr[0] = 0
+    for r in range(rows.shape[0]):
+        row = rows[r]
+        if r + 1 < rows.shape[0]:
+            ahead = rows[r + 1]
+            for j in range(indptr[ahead], indptr[ahead + 1]):
+                _prefetch(table, np.intp((np.uint64(indices[j]) * GOLDEN) >> shift))
+        for j in range(indptr[row], indptr[row + 1]):
+            column = np.int64(indices[j])
+            slot = np.intp((np.uint64(column) * GOLDEN) >> shift)
+            while True:
+                entry = table[slot]
+                if entry == -1:
+                    table[slot] = (column << 32) | count
+                    columns[count] = column
+                    number = count
+                    count += 1
+                    break
+                if entry >> 32 == column:
+                    number = entry & 0xFFFFFFFF
+                    break
+                slot = (slot + 1) & mask
+            local_indices[position] = number
+            local_data[position] = data[j]
+            position += 1
+        local_indptr[r + 1] = position
+    # The table emptied: each column found again (an emptied slot does not end
+    # the search of one still there, which is further along).
+    for i in range(count):
+        column = np.int64(columns[i])
+        slot = np.intp((np.uint64(column) * GOLDEN) >> shift)
+        while table[slot] >> 32 != column:
+            slot = (slot + 1) & mask
+        table[slot] = -1
+    return count
+
+
+@compile
+def gather(arrays, columns):
+    """``start[:, i]`` and ``local[:, i]`` take ``array[:, columns[i]]`` for each
+    ``(array, start, local)`` of ``arrays``, column by column: a pair of arrays
+    ``z`` and ``n`` (a tuple of one type; numba compiles a loop over a tuple
+    of several types to slow code), whose columns may share cache lines."""
+    first = arrays[0][0][0, :, 0]
+    for i in range(columns.shape[0]):
+        if i + AHEAD < columns.shape[0]:
+            _prefetch(first, columns[i + AHEAD])
+        column = columns[i]
+        for a in range(len(arrays)):
+            array, start, local = arrays[a]
+            for k in range(array.shape[0]):
+                for f in range(array.shape[2]):
+                    start[k, i, f] = local[k, i, f] = array[k, column, f]
+
+
+@compile
+def by_part(columns, n_parts, n_features, order, bounds):
+    """Sort the positions of ``columns`` by the part of the state their column
+    is in (``n_parts`` equal ranges of ``n_features``), keeping their order
+    within a part: ``order[bounds[p]:bounds[p + 1]]`` are those of part ``p``."""
+    # A multiplication rather than an integer division, several times faster.
+    scale = n_parts / n_features
+    bounds[:] = 0
+    for i in range(columns.shape[0]):
+        bounds[min(int(columns[i] * scale), n_parts - 1) + 1] += 1
+    for p in range(n_parts):
+        bounds[p + 1] += bounds[p]
+    for i in range(columns.shape[0]):
+        part = min(int(columns[i] * scale), n_parts - 1)
+        order[bounds[part]] = i
+        bounds[part] += 1
+    for p in range(n_parts, 0, -1):
+        bounds[p] = bounds[p - 1]
+    bounds[0] = 0
+
+
+@compile
+def merge(arrays, columns, positions):
+    """Merge a shard's changes (:func:`._math.merged`) into each ``array`` of
+    ``arrays`` (a pair of ``(array, start, local)``, as :func:`gather`'s), for
+    its columns at ``positions`` (indices into ``columns``)."""
+    first = arrays[0][0][0, :, 0]
+    for p in range(positions.shape[0]):
+        if p + AHEAD < positions.shape[0]:
+            _prefetch(first, columns[positions[p + AHEAD]])
+        position = positions[p]
+        column = columns[position]
+        for a in range(len(arrays)):
+            array, start, local = arrays[a]
+            for k in range(array.shape[0]):
+                for f in range(array.shape[2]):
+                    array[k, column, f] = merged(
+                        np.float64(array[k, column, f]),
+                        np.float64(start[k, position, f]),
+                        np.float64(local[k, position, f]),
+                    )
