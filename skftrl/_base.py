@@ -16,12 +16,7 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._engines import (
     ColumnCopy,
@@ -35,6 +30,7 @@ from ._engines import (
 from ._engines._math import LARGEST, intercept_weights
 from ._engines._prediction import PredictionCache
 from ._engines._undo import writable
+from ._sklearn_compat import Interval, Options, StrOptions, _check_sample_weight
 from ._stopping import EarlyStopping
 from ._validation import (
     FLOAT_DTYPES,

@@ -1,18 +1,19 @@
 """FTRLClassifier: logistic (binary) and multinomial (softmax) FTRL-Proximal."""
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils._missing import is_pandas_na
-from sklearn.utils._param_validation import StrOptions
+from sklearn.base import ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_non_negative
 
 from ._base import BaseFTRL, unchanged_on_error
 from ._engines import get_loss
+from ._sklearn_compat import (
+    StrOptions,
+    _check_partial_fit_first_call,
+    _fit_context,
+    is_pandas_na,
+)
 
 
 def _n_outputs(classes):

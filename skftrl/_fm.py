@@ -10,7 +10,6 @@ parameters, their fresh state and their initial values for compact saving.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseFTRL, _read_only
@@ -19,6 +18,7 @@ from ._engines import FMParameters, FMState
 from ._engines._math import empty_factor_state, weights_from_state
 from ._engines._records import initial_factor_state, new_factor_state
 from ._regressor import FTRLRegressor
+from ._sklearn_compat import Interval
 
 
 class _FactorizationMachine:

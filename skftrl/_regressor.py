@@ -3,12 +3,12 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import RegressorMixin
 
 from ._base import BaseFTRL, unchanged_on_error
 from ._engines import get_loss
 from ._engines._losses import REGRESSION_LOSSES
+from ._sklearn_compat import Interval, StrOptions, _fit_context
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):

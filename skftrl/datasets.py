@@ -9,7 +9,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
-from sklearn.utils._optional_dependencies import check_pandas_support
+
+from ._sklearn_compat import check_pandas_support
 
 __all__ = ["load_a9a", "load_bike_sharing", "load_dna"]
 
