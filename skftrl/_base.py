@@ -8,7 +8,9 @@ and the initial values of what they save compactly (docs: developers,
 
 import contextvars
 import functools
+import threading
 import warnings
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -66,24 +68,57 @@ def unchanged_on_error(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        saved = dict(self.__dict__)
-        lists = [(value, len(value)) for value in saved.values() if type(value) is list]
-        call = _TrainingCall()
-        token = _TRAINING_CALL.set(call)
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            for record in reversed(call.undo_records):
-                record.restore()
-            for value, length in lists:
-                del value[length:]
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        finally:
-            _TRAINING_CALL.reset(token)
+        with learning_lock(self):
+            saved = dict(self.__dict__)
+            lists = [(value, len(value)) for value in saved.values() if type(value) is list]
+            call = _TrainingCall()
+            token = _TRAINING_CALL.set(call)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                for record in reversed(call.undo_records):
+                    record.restore()
+                for value, length in lists:
+                    del value[length:]
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+                raise
+            finally:
+                _TRAINING_CALL.reset(token)
 
     return wrapper
+
+
+# The lock of each estimator's learning calls (see learning_lock), by id:
+# (a weak reference to the estimator, which drops the entry, and the lock).
+_LEARNING_LOCKS = {}
+# Reentrant: the garbage collector may free an estimator (and call
+# _forget_learning_lock) in a thread that holds it.
+_LEARNING_LOCKS_GUARD = threading.RLock()
+
+
+def learning_lock(estimator):
+    """The lock that makes the estimator's learning calls (the methods wrapped
+    by :func:`unchanged_on_error`) run one at a time, one thread after the
+    other. Kept outside the estimator, so that pickles, copies and clones
+    never hold it (each has its own); reentrant, so that a learning call may
+    make another on the same estimator."""
+    entry = _LEARNING_LOCKS.get(id(estimator))
+    if entry is None or entry[0]() is not estimator:
+        with _LEARNING_LOCKS_GUARD:
+            entry = _LEARNING_LOCKS.get(id(estimator))
+            if entry is None or entry[0]() is not estimator:
+                forget = functools.partial(_forget_learning_lock, id(estimator))
+                entry = (weakref.ref(estimator, forget), threading.RLock())
+                _LEARNING_LOCKS[id(estimator)] = entry
+    return entry[1]
+
+
+def _forget_learning_lock(key, reference):
+    """Drop the entry of a freed estimator (unless its id is another's already)."""
+    with _LEARNING_LOCKS_GUARD:
+        if _LEARNING_LOCKS.get(key, (None,))[0] is reference:
+            del _LEARNING_LOCKS[key]
 
 
 def touched_coordinates(z, n, z0, n0):
