@@ -346,9 +346,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             # sorting of y, which would cost more than the update itself.
             class_index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
             unseen = classes[class_index] != y
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, AttributeError):
             # Labels that cannot be compared raise a TypeError naming None or
-            # NA only in passing; say what is wrong, as validation does for NaN.
+            # NA only in passing (or, under numpy < 1.25, whose failed
+            # comparisons give a bool, an AttributeError inside scikit-learn's
+            # check of y); say what is wrong, as validation does for NaN.
             _check_no_missing_labels(labels)
             raise
         if unseen.any():

@@ -345,7 +345,8 @@ def assert_same_arrays(first, second):
     assert (first is None) == (second is None)
     if first is None:
         return
-    for one, other in zip(first[:5], second[:5], strict=True):
+    assert len(first[:5]) == len(second[:5])
+    for one, other in zip(first[:5], second[:5]):
         if one is None or other is None:
             assert one is None and other is None
             continue
@@ -532,7 +533,9 @@ def test_the_cache_gives_back_every_chunk_exactly(tmp_path):
     for chunk in chunks:
         cache.write(chunk._replace(sample_weight=np.arange(chunk.X.shape[0]) / 3))
     for _ in range(2):  # read as often as there are passes
-        for chunk, cached in zip(chunks, cache.chunks(), strict=True):
+        cached_chunks = list(cache.chunks())
+        assert len(cached_chunks) == len(chunks)
+        for chunk, cached in zip(chunks, cached_chunks):
             assert (chunk.X != cached.X).nnz == 0 and chunk.X.shape == cached.X.shape
             assert np.array_equal(chunk.y, cached.y) and np.array_equal(chunk.lines, cached.lines)
             assert np.array_equal(cached.sample_weight, np.arange(chunk.X.shape[0]) / 3)
@@ -574,7 +577,8 @@ def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
     chunks, error = read_all_or_error(path, labels_required)
     assert with_compiled[1] == error
     if chunks is not None:
-        for chunk, other in zip(chunks, with_compiled[0], strict=True):
+        assert len(chunks) == len(with_compiled[0])
+        for chunk, other in zip(chunks, with_compiled[0]):
             assert chunk.X.shape == other.X.shape and (chunk.X != other.X).nnz == 0
             assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
             assert np.array_equal(chunk.lines, other.lines)

@@ -136,6 +136,4 @@ def test_private_sklearn_names_are_imported_in_one_module():
         if path.name != "_sklearn_compat.py"
     }
     assert {path: names for path, names in where.items() if names} == {}
-    assert "sklearn.base._fit_context" in private_sklearn_imports(
-        PACKAGE / "_sklearn_compat.py"
-    )
+    assert "sklearn.base._fit_context" in private_sklearn_imports(PACKAGE / "_sklearn_compat.py")
