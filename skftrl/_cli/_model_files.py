@@ -10,6 +10,7 @@ reads files: a dict, see :mod:`skftrl._readers._spec`),
 """
 
 import contextlib
+import io
 import os
 import stat
 import tempfile
@@ -40,8 +41,12 @@ def save_model(estimator, path, file):
                 f"{path}: saving a .skops model needs skops (pip install 'skftrl[skops]')"
             ) from None
         file.write(sio.dumps(estimator))
-    else:
+    elif file.seekable():
         joblib.dump(estimator, file)
+    else:  # a FIFO, a pipe: joblib asks where it is in the file
+        buffer = io.BytesIO()
+        joblib.dump(estimator, buffer)
+        file.write(buffer.getbuffer())
 
 
 def load_model(path, zero_based=False):
