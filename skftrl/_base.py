@@ -12,6 +12,7 @@ import threading
 import warnings
 import weakref
 from numbers import Integral, Real
+from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
@@ -34,12 +35,16 @@ from ._engines._prediction import PredictionCache
 from ._engines._undo import writable
 from ._sklearn_compat import Interval, Options, StrOptions, _check_sample_weight
 from ._stopping import EarlyStopping
+from ._typing import FloatArray, Function
 from ._validation import (
     FLOAT_DTYPES,
     as_canonical_csr,
     check_sparse_indices,
     finite_check_of_huge_values,
 )
+
+# What fit and partial_fit return: the estimator they are called on.
+Estimator = TypeVar("Estimator", bound="BaseFTRL")
 
 
 class _TrainingCall:
@@ -53,7 +58,7 @@ class _TrainingCall:
 _TRAINING_CALL = contextvars.ContextVar("skftrl_training_call", default=None)
 
 
-def unchanged_on_error(method):
+def unchanged_on_error(method: Function) -> Function:
     """Leave the estimator exactly as it was if ``method`` raises.
 
     Any exception counts, KeyboardInterrupt and warnings turned into errors
@@ -86,12 +91,12 @@ def unchanged_on_error(method):
             finally:
                 _TRAINING_CALL.reset(token)
 
-    return wrapper
+    return cast(Function, wrapper)
 
 
 # The lock of each estimator's learning calls (see learning_lock), by id:
 # (a weak reference to the estimator, which drops the entry, and the lock).
-_LEARNING_LOCKS = {}
+_LEARNING_LOCKS: dict[int, tuple["weakref.ref[BaseFTRL]", Any]] = {}
 # Reentrant: the garbage collector may free an estimator (and call
 # _forget_learning_lock) in a thread that holds it.
 _LEARNING_LOCKS_GUARD = threading.RLock()
@@ -201,7 +206,7 @@ class BaseFTRL(BaseEstimator):
     # The model family (a key of skftrl._engines.FAMILIES) and its state
     # record, whose field ``name`` is the attribute ``name_``.
     _family = "linear"
-    _state_record = LinearState
+    _state_record: Any = LinearState
 
     _parameter_constraints: dict = {
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -225,12 +230,14 @@ class BaseFTRL(BaseEstimator):
     }
     # Parameters read only when a state is created (besides dtype, which the
     # state's arrays record): _init_state records them, each pass checks them.
-    _STATE_PARAMETERS = ("initial_accumulator_value",)
+    _STATE_PARAMETERS: tuple[str, ...] = ("initial_accumulator_value",)
 
     # The state's pairs of per-feature arrays as a saved model keeps them: the
     # attributes of z and n, the saved entry of their touched coordinates, and
     # their layout ``(shape, dtype) -> new (z, n)`` in one buffer.
-    _SAVED_PAIRS = (("z_", "n_", "_touched_state", _linear_layout),)
+    _SAVED_PAIRS: tuple[tuple[str, str, str, Callable[..., Any]], ...] = (
+        ("z_", "n_", "_touched_state", _linear_layout),
+    )
 
     def _untouched(self, entry, shape, dtype):
         """The ``(z, n)`` of the untouched coordinates of the pair saved as
@@ -322,13 +329,13 @@ class BaseFTRL(BaseEstimator):
 
     # ----------------------------------------------------------------- state
     @property
-    def coef_(self):
+    def coef_(self) -> FloatArray:
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
         return self._cache().coef(self._state(), self._parameters(), self._prediction_engine())
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> FloatArray:
         """Intercept, shape (n_outputs,); 0 when ``fit_intercept=False``."""
         check_is_fitted(self)
         weights, _ = intercept_weights(

@@ -8,6 +8,7 @@ parameters, their fresh state and their initial values for compact saving.
 """
 
 from numbers import Integral, Real
+from typing import Optional
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -19,9 +20,18 @@ from ._engines._math import empty_factor_state, weights_from_state
 from ._engines._records import initial_factor_state, new_factor_state
 from ._regressor import FTRLRegressor
 from ._sklearn_compat import Interval
+from ._typing import (
+    ClassWeight,
+    EarlyStopping,
+    Engine,
+    FloatArray,
+    FloatType,
+    RandomStateLike,
+    RegressionLoss,
+)
 
 
-class _FactorizationMachine:
+class _FactorizationMachine(BaseFTRL):
     """What a factorization machine adds to an FTRL estimator (a mixin): the
     family's name and records, the factors' parameters, their fresh state and
     their initial values for compact saving."""
@@ -54,7 +64,7 @@ class _FactorizationMachine:
         return None if record is None else initial_factor_state(record, shape, dtype)
 
     @property
-    def components_(self):
+    def components_(self) -> FloatArray:
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
         return self._prediction_engine().factors(self._state(), self._parameters())
@@ -350,30 +360,30 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     def __init__(
         self,
         *,
-        n_components=8,
-        init_stdev=0.01,
-        factor_learning_rate=None,
-        factor_l2=0.03,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        dtype=np.float64,
-        class_weight=None,
-    ):
+        n_components: int = 8,
+        init_stdev: float = 0.01,
+        factor_learning_rate: Optional[float] = None,
+        factor_l2: float = 0.03,
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        dtype: FloatType = np.float64,
+        class_weight: ClassWeight = None,
+    ) -> None:
         super().__init__(
             learning_rate=learning_rate,
             beta=beta,
@@ -657,31 +667,31 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     def __init__(
         self,
         *,
-        loss="squared_error",
-        epsilon=0.1,
-        n_components=8,
-        init_stdev=0.01,
-        factor_learning_rate=None,
-        factor_l2=0.03,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        dtype=np.float64,
-    ):
+        loss: RegressionLoss = "squared_error",
+        epsilon: float = 0.1,
+        n_components: int = 8,
+        init_stdev: float = 0.01,
+        factor_learning_rate: Optional[float] = None,
+        factor_l2: float = 0.03,
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        dtype: FloatType = np.float64,
+    ) -> None:
         super().__init__(
             loss=loss,
             epsilon=epsilon,

@@ -51,8 +51,6 @@ class PredictionCache:
     def __eq__(self, other):
         return isinstance(other, PredictionCache)
 
-    __hash__ = None
-
     def __copy__(self):
         return PredictionCache()
 
