@@ -13,8 +13,9 @@ admitted; those tests skip in that stage and run in the others.
 
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
 

@@ -19,6 +19,7 @@ import re
 import stat
 import subprocess
 import threading
+import warnings
 
 import joblib
 import numpy as np
@@ -303,14 +304,10 @@ def test_a_model_fitted_on_a_dataframe_predicts_without_a_feature_name_warning(t
         ["train", "data.svm", "-i", "model", "--model", "continued"],
     ]
     for args in runs:
-        result = subprocess.run(
-            [*command(*args)], capture_output=True, text=True, cwd=tmp_path, env=environment()
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = run_here(*args, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
-        assert result.stderr == "", result.stderr
-    predicted = read_numbers(
-        subprocess.run(
-            command(*runs[0]), capture_output=True, text=True, cwd=tmp_path, env=environment()
-        ).stdout
-    )[:, 0]
+        assert [str(warning.message) for warning in caught] == []
+    predicted = read_numbers(run_here(*runs[0], cwd=tmp_path).stdout)[:, 0]
     assert np.allclose(predicted, joblib.load(tmp_path / "model").predict_proba(X)[:, 1])
