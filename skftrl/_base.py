@@ -68,7 +68,9 @@ def unchanged_on_error(method: Function) -> Function:
     undoes that. Lists (``loss_curve_``) are cut back to their length. A pass
     changes the state arrays in place: a copy of the state made before it, or
     a log of the old values of what it changes
-    (:func:`~skftrl._engines.undo_record`), is written back.
+    (:func:`~skftrl._engines.undo_record`), is written back. The call holds
+    the estimator's :func:`learning_lock`: calls from several threads run one
+    at a time, each from the state the previous one left.
     """
 
     @functools.wraps(method)
