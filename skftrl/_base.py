@@ -8,8 +8,11 @@ and the initial values of what they save compactly (docs: developers,
 
 import contextvars
 import functools
+import threading
 import warnings
+import weakref
 from numbers import Integral, Real
+from typing import Any, Callable, TypeVar, cast
 
 import joblib
 import numpy as np
@@ -17,12 +20,7 @@ from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import (
-    _check_sample_weight,
-    check_is_fitted,
-    validate_data,
-)
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._engines import (
     ColumnCopy,
@@ -40,7 +38,9 @@ from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
 from ._persistence import SavedState, linear_layout, read_only
 from ._shards import ColumnsRecord, ShardWork
+from ._sklearn_compat import Interval, Options, StrOptions, _check_sample_weight
 from ._stopping import EarlyStopping
+from ._typing import FloatArray, Function
 from ._validation import (
     FLOAT_DTYPES,
     as_canonical_csr,
@@ -49,6 +49,9 @@ from ._validation import (
     check_state,
     finite_check_of_huge_values,
 )
+
+# What fit and partial_fit return: the estimator they are called on.
+Estimator = TypeVar("Estimator", bound="BaseFTRL")
 
 
 class _TrainingCall:
@@ -63,7 +66,7 @@ class _TrainingCall:
 _TRAINING_CALL = contextvars.ContextVar("skftrl_training_call", default=None)
 
 
-def unchanged_on_error(method):
+def unchanged_on_error(method: Function) -> Function:
     """Leave the estimator exactly as it was if ``method`` raises.
 
     Any exception counts, KeyboardInterrupt and warnings turned into errors
@@ -75,6 +78,8 @@ def unchanged_on_error(method):
     a log of the old values of what it changes
     (:func:`~skftrl._engines.undo_record`), is written back. A call made
     by such a method of the same estimator is part of it: the outer undoes both.
+    The call holds the estimator's :func:`learning_lock`: calls from several
+    threads run one at a time, each from the state the previous one left.
     """
 
     @functools.wraps(method)
@@ -82,24 +87,57 @@ def unchanged_on_error(method):
         outer = _TRAINING_CALL.get()
         if outer is not None and outer.estimator is self:
             return method(self, *args, **kwargs)
-        saved = dict(self.__dict__)
-        lists = [(value, len(value)) for value in saved.values() if type(value) is list]
-        call = _TrainingCall(self)
-        token = _TRAINING_CALL.set(call)
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            for record in reversed(call.undo_records):
-                record.restore()
-            for value, length in lists:
-                del value[length:]
-            self.__dict__.clear()
-            self.__dict__.update(saved)
-            raise
-        finally:
-            _TRAINING_CALL.reset(token)
+        with learning_lock(self):
+            saved = dict(self.__dict__)
+            lists = [(value, len(value)) for value in saved.values() if type(value) is list]
+            call = _TrainingCall(self)
+            token = _TRAINING_CALL.set(call)
+            try:
+                return method(self, *args, **kwargs)
+            except BaseException:
+                for record in reversed(call.undo_records):
+                    record.restore()
+                for value, length in lists:
+                    del value[length:]
+                self.__dict__.clear()
+                self.__dict__.update(saved)
+                raise
+            finally:
+                _TRAINING_CALL.reset(token)
 
-    return wrapper
+    return cast(Function, wrapper)
+
+
+# The lock of each estimator's learning calls (see learning_lock), by id:
+# (a weak reference to the estimator, which drops the entry, and the lock).
+_LEARNING_LOCKS: dict[int, tuple["weakref.ref[BaseFTRL]", Any]] = {}
+# Reentrant: the garbage collector may free an estimator (and call
+# _forget_learning_lock) in a thread that holds it.
+_LEARNING_LOCKS_GUARD = threading.RLock()
+
+
+def learning_lock(estimator):
+    """The lock that makes the estimator's learning calls (the methods wrapped
+    by :func:`unchanged_on_error`) run one at a time, one thread after the
+    other. Kept outside the estimator, so that pickles, copies and clones
+    never hold it (each has its own); reentrant, so that a learning call may
+    make another on the same estimator."""
+    entry = _LEARNING_LOCKS.get(id(estimator))
+    if entry is None or entry[0]() is not estimator:
+        with _LEARNING_LOCKS_GUARD:
+            entry = _LEARNING_LOCKS.get(id(estimator))
+            if entry is None or entry[0]() is not estimator:
+                forget = functools.partial(_forget_learning_lock, id(estimator))
+                entry = (weakref.ref(estimator, forget), threading.RLock())
+                _LEARNING_LOCKS[id(estimator)] = entry
+    return entry[1]
+
+
+def _forget_learning_lock(key, reference):
+    """Drop the entry of a freed estimator (unless its id is another's already)."""
+    with _LEARNING_LOCKS_GUARD:
+        if _LEARNING_LOCKS.get(key, (None,))[0] is reference:
+            del _LEARNING_LOCKS[key]
 
 
 @functools.cache
@@ -207,7 +245,7 @@ class BaseFTRL(SavedState, BaseEstimator):
     # The model family (a key of skftrl._engines.FAMILIES) and its state
     # record, whose field ``name`` is the attribute ``name_``.
     _family = "linear"
-    _state_record = LinearState
+    _state_record: Any = LinearState
 
     _parameter_constraints: dict = {
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -236,12 +274,14 @@ class BaseFTRL(SavedState, BaseEstimator):
     }
     # Parameters read only when a state is created (besides dtype, which the
     # state's arrays record): _init_state records them, each pass checks them.
-    _STATE_PARAMETERS = ("initial_accumulator_value",)
+    _STATE_PARAMETERS: tuple[str, ...] = ("initial_accumulator_value",)
 
     # The state's pairs of per-feature arrays as a saved model keeps them: the
     # attributes of z and n, the saved entry of their touched coordinates, and
     # their layout ``(shape, dtype) -> new (z, n)`` in one buffer.
-    _SAVED_PAIRS = (("z_", "n_", "_touched_state", linear_layout),)
+    _SAVED_PAIRS: tuple[tuple[str, str, str, Callable[..., Any]], ...] = (
+        ("z_", "n_", "_touched_state", linear_layout),
+    )
 
     def _untouched(self, entry, shape, dtype):
         """The ``(z0, n0)`` of the untouched coordinates of the pair saved as
@@ -261,13 +301,13 @@ class BaseFTRL(SavedState, BaseEstimator):
 
     # ----------------------------------------------------------------- state
     @property
-    def coef_(self):
+    def coef_(self) -> FloatArray:
         """Weights, shape (n_outputs, n_features), from the state in closed form."""
         check_is_fitted(self)
         return self._cache().coef(self._state(), self._parameters(), self._prediction_engine())
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> FloatArray:
         """Intercept, shape (n_outputs,); 0 when ``fit_intercept=False``."""
         check_is_fitted(self)
         weights, _ = intercept_weights(

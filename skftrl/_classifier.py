@@ -1,18 +1,32 @@
 """FTRLClassifier: logistic (binary) and multinomial (softmax) FTRL-Proximal."""
 
+from typing import Any, Optional
+
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils._missing import is_pandas_na
-from sklearn.utils._param_validation import StrOptions
+from numpy.typing import NDArray
+from sklearn.base import ClassifierMixin
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.multiclass import (
-    _check_partial_fit_first_call,
-    check_classification_targets,
-)
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_non_negative
 
-from ._base import BaseFTRL, unchanged_on_error
+from ._base import BaseFTRL, Estimator, unchanged_on_error
 from ._engines import get_loss
+from ._sklearn_compat import (
+    StrOptions,
+    _check_partial_fit_first_call,
+    _fit_context,
+    is_pandas_na,
+)
+from ._typing import (
+    ArrayLike,
+    ClassWeight,
+    EarlyStopping,
+    Engine,
+    FloatArray,
+    FloatType,
+    MatrixLike,
+    RandomStateLike,
+)
 
 
 def _n_outputs(classes):
@@ -287,27 +301,27 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     def __init__(
         self,
         *,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        n_jobs=None,
-        dtype=np.float64,
-        class_weight=None,
-    ):
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        n_jobs: Optional[int] = None,
+        dtype: FloatType = np.float64,
+        class_weight: ClassWeight = None,
+    ) -> None:
         self.learning_rate = learning_rate
         self.beta = beta
         self.l1 = l1
@@ -362,9 +376,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             # sorting of y, which would cost more than the update itself.
             class_index = np.minimum(np.searchsorted(classes, y), len(classes) - 1)
             unseen = classes[class_index] != y
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, AttributeError):
             # Labels that cannot be compared raise a TypeError naming None or
-            # NA only in passing; say what is wrong, as validation does for NaN.
+            # NA only in passing (or, under numpy < 1.25, whose failed
+            # comparisons give a bool, an AttributeError inside scikit-learn's
+            # check of y); say what is wrong, as validation does for NaN.
             _check_no_missing_labels(labels)
             raise
         if unseen.any():
@@ -409,7 +425,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self: Estimator, X: MatrixLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+    ) -> Estimator:
         """Fit the model with up to ``max_iter`` passes over the data.
 
         Starts from a fresh state unless ``warm_start=True`` and the model is
@@ -442,7 +460,13 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(
+        self: Estimator,
+        X: MatrixLike,
+        y: ArrayLike,
+        classes: Optional[ArrayLike] = None,
+        sample_weight: Optional[ArrayLike] = None,
+    ) -> Estimator:
         """Learn from the rows of ``X`` in one pass, in order, from the current state.
 
         Parameters
@@ -484,8 +508,11 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         # Streams pass the same sorted classes on every call: comparing them
         # with classes_ is then enough, where scikit-learn's check costs about
         # a millisecond (it infers the type of target of both).
-        repeated = classes is not None and hasattr(self, "classes_")
-        if repeated and np.array_equal(self.classes_, classes):
+        if (
+            classes is not None
+            and hasattr(self, "classes_")
+            and np.array_equal(self.classes_, classes)
+        ):
             first_call = False
         else:
             first_call = _check_partial_fit_first_call(self, classes)
@@ -496,7 +523,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             self._init_state(_n_outputs(classes), X.shape[1])
         return X, targets, sample_weight
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> FloatArray:
         """Margins: shape (n_samples,) for two classes, else (n_samples, n_classes).
 
         Parameters
@@ -512,7 +539,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         scores = self._decision_scores(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> NDArray[Any]:
         """Predict the class of each sample.
 
         Parameters
@@ -528,7 +555,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         scores = self._decision_scores(X)  # checks that the model is fitted
         return self.classes_[_class_indices(scores)]
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> FloatArray:
         """Class probabilities; each row sums to 1.
 
         Parameters
@@ -544,7 +571,7 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         scores = self._decision_scores(X)  # checks that the model is fitted
         return self._loss().inverse_link(scores)
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> FloatArray:
         """Logarithm of the class probabilities, computed without underflow.
 
         Parameters

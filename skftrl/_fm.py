@@ -8,9 +8,9 @@ parameters, their fresh state and their initial values for compact saving.
 """
 
 from numbers import Integral, Real
+from typing import Optional
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseFTRL
@@ -20,6 +20,16 @@ from ._engines._math import new_factor_layout, weights_from_state
 from ._engines._records import initial_factor_blocks, initial_factor_n, new_factor_state
 from ._persistence import read_only
 from ._regressor import FTRLRegressor
+from ._sklearn_compat import Interval
+from ._typing import (
+    ClassWeight,
+    EarlyStopping,
+    Engine,
+    FloatArray,
+    FloatType,
+    RandomStateLike,
+    RegressionLoss,
+)
 
 
 def factors_of_columns(estimator, columns):
@@ -33,7 +43,7 @@ def factors_of_columns(estimator, columns):
     )
 
 
-class _FactorizationMachine:
+class _FactorizationMachine(BaseFTRL):
     """What a factorization machine adds to an FTRL estimator (a mixin): the
     family's name and records, the factors' parameters, their fresh state and
     their initial values for compact saving."""
@@ -76,7 +86,7 @@ class _FactorizationMachine:
         return shapes
 
     @property
-    def components_(self):
+    def components_(self) -> FloatArray:
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
         return self._prediction_engine().factors(self._state(), self._parameters())
@@ -117,13 +127,9 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     (the intercept, each weight, each factor) is learned by FTRL-Proximal
     with its own rate, as :class:`FTRLClassifier` learns its weights, and a
     row costs ``O(n_components * nnz)``. Two classes use one logistic output;
-    three or more use a softmax with one intercept, set of weights and set of
-    factors per class. The exact semantics are on the documentation page
-    "Factorization machines trained with FTRL".
-
-    The estimator has :class:`FTRLClassifier`'s contract: :meth:`fit` and
-    :meth:`partial_fit`, early stopping, warm start, sample and class
-    weights, ``loss_curve_``, and a saved model that resumes bit for bit.
+    three or more a softmax, with intercept, weights and factors per class
+    (semantics: the documentation page "Factorization machines trained with
+    FTRL"). Otherwise it has :class:`FTRLClassifier`'s contract.
 
     Parameters
     ----------
@@ -371,31 +377,31 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
     def __init__(
         self,
         *,
-        n_components=8,
-        init_stdev=0.01,
-        factor_learning_rate=None,
-        factor_l2=0.03,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        n_jobs=None,
-        dtype=np.float64,
-        class_weight=None,
-    ):
+        n_components: int = 8,
+        init_stdev: float = 0.01,
+        factor_learning_rate: Optional[float] = None,
+        factor_l2: float = 0.03,
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        n_jobs: Optional[int] = None,
+        dtype: FloatType = np.float64,
+        class_weight: ClassWeight = None,
+    ) -> None:
         super().__init__(
             learning_rate=learning_rate,
             beta=beta,
@@ -435,12 +441,9 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     Every coordinate (the intercept, each weight, each factor) is learned by
     FTRL-Proximal with its own rate, as :class:`FTRLRegressor` learns its
     weights, for a squared, Huber or Poisson (log link) loss; a row costs
-    ``O(n_components * nnz)``. The exact semantics are on the documentation
-    page "Factorization machines trained with FTRL".
-
-    The estimator has :class:`FTRLRegressor`'s contract: :meth:`fit` and
-    :meth:`partial_fit`, early stopping, warm start, sample weights,
-    ``loss_curve_``, and a saved model that resumes bit for bit.
+    ``O(n_components * nnz)`` (semantics: the documentation page
+    "Factorization machines trained with FTRL"). Otherwise it has
+    :class:`FTRLRegressor`'s contract.
 
     Parameters
     ----------
@@ -692,32 +695,32 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
     def __init__(
         self,
         *,
-        loss="squared_error",
-        epsilon=0.1,
-        n_components=8,
-        init_stdev=0.01,
-        factor_learning_rate=None,
-        factor_l2=0.03,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        n_jobs=None,
-        dtype=np.float64,
-    ):
+        loss: RegressionLoss = "squared_error",
+        epsilon: float = 0.1,
+        n_components: int = 8,
+        init_stdev: float = 0.01,
+        factor_learning_rate: Optional[float] = None,
+        factor_l2: float = 0.03,
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        n_jobs: Optional[int] = None,
+        dtype: FloatType = np.float64,
+    ) -> None:
         super().__init__(
             loss=loss,
             epsilon=epsilon,

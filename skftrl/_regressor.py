@@ -1,14 +1,25 @@
 """FTRLRegressor: FTRL-Proximal with squared, Huber or Poisson loss."""
 
 from numbers import Real
+from typing import Optional
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import RegressorMixin
 
-from ._base import BaseFTRL, unchanged_on_error
+from ._base import BaseFTRL, Estimator, unchanged_on_error
 from ._engines import get_loss
 from ._engines._losses import REGRESSION_LOSSES
+from ._sklearn_compat import Interval, StrOptions, _fit_context
+from ._typing import (
+    ArrayLike,
+    EarlyStopping,
+    Engine,
+    FloatArray,
+    FloatType,
+    MatrixLike,
+    RandomStateLike,
+    RegressionLoss,
+)
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):
@@ -245,28 +256,28 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     def __init__(
         self,
         *,
-        loss="squared_error",
-        epsilon=0.1,
-        learning_rate=0.1,
-        beta=1.0,
-        l1=0.0,
-        l2=0.0,
-        learning_rate_power=-0.5,
-        initial_accumulator_value=0.0,
-        fit_intercept=True,
-        max_iter=100,
-        tol=1e-4,
-        n_iter_no_change=5,
-        early_stopping="refit",
-        validation_fraction=0.1,
-        shuffle=True,
-        random_state=None,
-        warm_start=False,
-        batch_size=1,
-        engine="auto",
-        n_jobs=None,
-        dtype=np.float64,
-    ):
+        loss: RegressionLoss = "squared_error",
+        epsilon: float = 0.1,
+        learning_rate: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        learning_rate_power: float = -0.5,
+        initial_accumulator_value: float = 0.0,
+        fit_intercept: bool = True,
+        max_iter: int = 100,
+        tol: Optional[float] = 1e-4,
+        n_iter_no_change: int = 5,
+        early_stopping: EarlyStopping = "refit",
+        validation_fraction: float = 0.1,
+        shuffle: bool = True,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        batch_size: int = 1,
+        engine: Engine = "auto",
+        n_jobs: Optional[int] = None,
+        dtype: FloatType = np.float64,
+    ) -> None:
         self.loss = loss
         self.epsilon = epsilon
         self.learning_rate = learning_rate
@@ -315,7 +326,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
-    def fit(self, X, y, sample_weight=None):
+    def fit(
+        self: Estimator, X: MatrixLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+    ) -> Estimator:
         """Fit the model with up to ``max_iter`` passes over the data.
 
         Starts from a fresh state unless ``warm_start=True`` and the model is
@@ -344,7 +357,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
 
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(
+        self: Estimator, X: MatrixLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+    ) -> Estimator:
         """Learn from the rows of ``X`` in one pass, in order, from the current state.
 
         Parameters
@@ -378,7 +393,7 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
             self._init_state(1, X.shape[1])
         return X, y, sample_weight
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> FloatArray:
         """Predict targets: the margin, or ``exp(margin)`` for ``loss="poisson"``.
 
         Parameters

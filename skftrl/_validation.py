@@ -6,7 +6,8 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+
+from ._sklearn_compat import Interval, InvalidParameterError
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -56,8 +57,11 @@ def check_sparse_indices(X):
     fmt = X.format
     if fmt == "coo":
         n_stored = len(X.data)
-        # Row and column indices, each with the dimension it indexes.
-        bounds = zip(X.coords, X.shape)
+        # Row and column indices, each with the dimension it indexes
+        # (``coords`` since scipy 1.13, which also makes COO arrays of 1 or 3
+        # dimensions; ``row`` and ``col`` before).
+        coords = X.coords if hasattr(X, "coords") else (X.row, X.col)
+        bounds = zip(coords, X.shape)
     elif fmt in ("csr", "csc", "bsr"):
         n_major, n_minor = X.shape if fmt != "csc" else X.shape[::-1]
         if fmt == "bsr":

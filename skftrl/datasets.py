@@ -4,12 +4,15 @@ See ``skftrl/_data/README.md`` for their origin and licences (CC BY 4.0).
 """
 
 from importlib.resources import as_file, files
+from typing import Any, Union
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
-from sklearn.utils._optional_dependencies import check_pandas_support
+
+from ._sklearn_compat import check_pandas_support
+from ._typing import FloatArray
 
 __all__ = ["load_a9a", "load_bike_sharing", "load_dna"]
 
@@ -45,7 +48,7 @@ def _load_split(train_name, test_name, n_features):
     return tuple(splits)
 
 
-def load_a9a():
+def load_a9a() -> tuple[Any, FloatArray, Any, FloatArray]:
     """Load a9a (UCI Adult, LIBSVM version): income above $50K, binary.
 
     32,561 training and 16,281 test rows over 123 binary features, about 14
@@ -72,7 +75,7 @@ def load_a9a():
     return _load_split("a9a.gz", "a9a.t.gz", n_features=123)
 
 
-def load_dna():
+def load_dna() -> tuple[Any, FloatArray, Any, FloatArray]:
     """Load dna (Statlog DNA splice junctions, LIBSVM version): 3 classes.
 
     2,000 training and 1,186 test rows over 180 binary features. Labels are
@@ -100,7 +103,9 @@ def load_dna():
     return _load_split("dna.scale.gz", "dna.scale.t.gz", n_features=180)
 
 
-def load_bike_sharing(*, return_X_y=False, as_frame=False):
+def load_bike_sharing(
+    *, return_X_y: bool = False, as_frame: bool = False
+) -> Union[Bunch, tuple[Any, Any]]:
     """Load bike sharing (UCI, Capital Bikeshare 2011-2012): hourly rental counts.
 
     17,379 hours in time order, 12 features and the count of rented bikes
@@ -164,7 +169,13 @@ def load_bike_sharing(*, return_X_y=False, as_frame=False):
     feature_names = BIKE_CATEGORICAL + BIKE_NUMERIC
     columns = feature_names + ["cnt"]
     with as_file(files("skftrl") / "_data" / "bike_sharing_hour.csv.gz") as path:
-        table = np.genfromtxt(path, delimiter=",", names=True, usecols=columns)
+        # numpy's annotations take usecols as indices only; names work as well.
+        table = np.genfromtxt(
+            path,
+            delimiter=",",
+            names=True,
+            usecols=columns,  # type: ignore[call-overload]
+        )
     data = np.column_stack([table[name] for name in feature_names]).astype(np.float64)
     target = table["cnt"].astype(np.float64)
     frame = None

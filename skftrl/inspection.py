@@ -1,11 +1,17 @@
 """Reading a fitted model: which features it uses, and how much."""
 
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import is_classifier
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 __all__ = ["nonzero_coefficients"]
+
+if TYPE_CHECKING:
+    import pandas
 
 
 def _feature_names(estimator, model, n_features):
@@ -27,7 +33,9 @@ def _feature_names(estimator, model, n_features):
     return names
 
 
-def nonzero_coefficients(estimator, feature_names=None):
+def nonzero_coefficients(
+    estimator: Any, feature_names: Optional[ArrayLike] = None
+) -> Union["pandas.DataFrame", list[tuple[Any, ...]]]:
     """The non-zero coefficients of a fitted model by feature name, largest first.
 
     L1 regularization (``l1 > 0``) sets most weights of a wide model to

@@ -3,11 +3,11 @@
 from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._readers._hashing import all_features, hashed_matrix, names_by_column
 from ._readers._tables import table_columns
+from ._sklearn_compat import Interval, _fit_context
 
 __all__ = ["ColumnHasher"]
 

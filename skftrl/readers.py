@@ -20,14 +20,13 @@ import contextlib
 import itertools
 from numbers import Integral
 
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
-
 from ._readers._csv import csv_chunks, first_chunk_kinds, open_csv_input
 from ._readers._csv_values import PYTHON_CATEGORICAL_HINT, parse_numbers
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
 from ._readers._sources import DataError, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
 from ._readers._vw import check_interactions, read_vw
+from ._sklearn_compat import Interval, StrOptions, validate_params
 from .preprocessing import ColumnHasher
 
 __all__ = ["iter_csv", "iter_libsvm", "iter_parquet", "iter_vw"]

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
-from sklearn.utils._param_validation import InvalidParameterError
 
 from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
+from skftrl._sklearn_compat import InvalidParameterError
 
 RNG = np.random.RandomState(0)
 X = RNG.normal(size=(30, 5))

@@ -613,6 +613,41 @@ BAD_INPUT = {
         ["predict", "--model", "model", "new.csv", "--output", "out.txt"],
         "new.csv:1: no feature column 'score' in the header (the columns are: age, color, city)",
     ),
+    # A lone quote opens a field that swallows the lines after it: an error
+    # at its line, whichever command reads the file, with nothing written.
+    "csv unterminated quote": (
+        {"train.csv": with_line(CLICK_LINES, 11, '31,"red,yes,0.5,city3\n')},
+        ["train", "train.csv", "--label-column", "clicked", "--model", "model"],
+        "train.csv:11: unterminated quote: the quoted field that opens on this line is "
+        "never closed",
+    ),
+    "csv unterminated quote, one pass": (
+        {"train.csv": with_line(CLICK_LINES, 11, '31,red,yes,0.5,"city3\n')},
+        ["train", "train.csv", "--label-column", "clicked", "--classes", "no,yes"]
+        + ["--model", "model", "--chunk-size", 4],
+        "train.csv:11: unterminated quote: the quoted field that opens on this line is "
+        "never closed",
+    ),
+    "csv unterminated quote (test)": (
+        {"model": "csv model", "test.csv": with_line(CLICK_LINES, 7, '31,red,"yes,0.5,city3\n')},
+        ["test", "--model", "model", "test.csv"],
+        "test.csv:7: unterminated quote: the quoted field that opens on this line is never closed",
+    ),
+    "csv unterminated quote (predict)": (
+        {"model": "csv model", "new.csv": with_line(CLICK_LINES, 25, '31,red,yes,0.5,"city3\n')},
+        ["predict", "--model", "model", "new.csv", "--output", "out.txt"],
+        "new.csv:25: unterminated quote: the quoted field that opens on this line is never closed",
+    ),
+    "csv lone quote closed by another field's": (
+        {
+            "train.csv": with_line(
+                with_line(CLICK_LINES, 11, '31,"red,yes,0.5,city3\n'), 20, '40,red,no,1.5,"a"\n'
+            )
+        },
+        ["train", "train.csv", "--label-column", "clicked", "--model", "model"],
+        "train.csv:11: unterminated quote? The quoted field that opens on this line ends on "
+        'line 20 at a quote followed by text (a quote inside a quoted field is written twice: "")',
+    ),
     "corrupt model file (predict)": (
         {"model": NOT_A_PICKLE, "new.svm": A9A_HEAD},
         ["predict", "--model", "model", "new.svm"],

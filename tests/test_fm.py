@@ -16,11 +16,11 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss, mean_squared_error
-from sklearn.utils._param_validation import InvalidParameterError
 
 from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._engines._math import pairwise_margins
+from skftrl._sklearn_compat import InvalidParameterError
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 

@@ -25,11 +25,11 @@ from numpy.testing import assert_allclose
 from reference import rows_as_dicts
 from reference_fm import clipped_term, explicit_pairwise
 from sklearn.feature_extraction import FeatureHasher
-from sklearn.utils._param_validation import InvalidParameterError
 from test_cli import run_here, write
 
 from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier
+from skftrl._sklearn_compat import InvalidParameterError
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
 needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")

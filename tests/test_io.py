@@ -1,10 +1,12 @@
 """The streaming readers of the command line (skftrl/_readers/), in this process."""
 
+import csv
 import dataclasses
 import gzip
 import io
 import os
 import stat
+import threading
 
 import numpy as np
 import pytest
@@ -345,7 +347,8 @@ def assert_same_arrays(first, second):
     assert (first is None) == (second is None)
     if first is None:
         return
-    for one, other in zip(first[:5], second[:5], strict=True):
+    assert len(first[:5]) == len(second[:5])
+    for one, other in zip(first[:5], second[:5]):
         if one is None or other is None:
             assert one is None and other is None
             continue
@@ -513,6 +516,66 @@ def test_csv_quoted_newlines_and_crlf_across_blocks(tmp_path, tiny_blocks):
     assert all(chunk.X.nnz == 2 * chunk.X.shape[0] - (chunk.lines[0] == 2) for chunk in chunks[:1])
 
 
+@pytest.fixture
+def short_csv_fields():
+    """The csv module's longest field, 1,000 characters (its default is 131,072)."""
+    limit = csv.field_size_limit(1000)
+    yield
+    csv.field_size_limit(limit)
+
+
+def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(
+    tiny_blocks, short_csv_fields
+):
+    # The stream stays open: reading to its end to find the closing quote would hang.
+    read_end, write_end = os.pipe()
+    done = threading.Event()
+
+    def write():
+        with os.fdopen(write_end, "wb") as stream:
+            stream.write(b"a,b,y\n" + b"".join(b"%d,x,%d\n" % (i, i % 2) for i in range(10)))
+            stream.write(b'10,"lone,1\n')
+            stream.write(b"".join(b"%d,x,%d\n" % (i, i % 2) for i in range(11, 2000)))
+            stream.flush()
+            done.wait(60)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    layout = CsvSpec("y", {"a": "numeric", "b": "categorical"}, True, 10)
+    try:
+        with pytest.raises(DataError, match="not closed within 1,000 characters") as error:
+            list(read_csv(f"/dev/fd/{read_end}", layout, 100))
+        assert error.value.line == 12
+    finally:
+        done.set()
+        writer.join()
+        os.close(read_end)
+
+
+@pytest.mark.parametrize("long_rows", [False, True], ids=["short", "past-the-field-limit"])
+def test_a_quote_inside_an_unquoted_field_is_text(
+    tmp_path, tiny_blocks, short_csv_fields, long_rows
+):
+    # Counting quotes takes the lone quote of 5" for an opening one: the
+    # rows are read as the csv module reads them all the same, also when the
+    # rows after it run past the longest field (split where rows end).
+    rows = [f'{i},"city, {i % 7}",{i % 2}\n' for i in range(300 if long_rows else 30)]
+    rows[4] = '4,5" screen,0\n'
+    rows[-3] = f'{len(rows) - 3},"a ""b"" c",1\n'
+    text = "a,b,y\n" + "".join(rows)
+    path = tmp_path / "data.csv"
+    path.write_text(text)
+    layout = CsvSpec("y", {"a": "numeric", "b": "categorical"}, True, 10)
+    chunks = list(read_csv(path, layout, 7))
+    expected = list(csv.reader(io.StringIO(text, newline="")))[1:]
+    assert np.concatenate([chunk.y for chunk in chunks]).tolist() == [
+        float(row[2]) for row in expected
+    ]
+    assert np.concatenate([chunk.lines for chunk in chunks]).tolist() == list(
+        range(2, len(rows) + 2)
+    )
+
+
 def test_a_byte_that_is_not_utf8_is_reported_at_its_line(tmp_path):
     lines = [b"a,y\n"] + [f"{i},{i % 2}\n".encode() for i in range(30000)]
     lines[25000] = b"caf\xe9,1\n"  # latin-1, far beyond the first 8 KiB
@@ -532,7 +595,9 @@ def test_the_cache_gives_back_every_chunk_exactly(tmp_path):
     for chunk in chunks:
         cache.write(chunk._replace(sample_weight=np.arange(chunk.X.shape[0]) / 3))
     for _ in range(2):  # read as often as there are passes
-        for chunk, cached in zip(chunks, cache.chunks(), strict=True):
+        cached_chunks = list(cache.chunks())
+        assert len(cached_chunks) == len(chunks)
+        for chunk, cached in zip(chunks, cached_chunks):
             assert (chunk.X != cached.X).nnz == 0 and chunk.X.shape == cached.X.shape
             assert np.array_equal(chunk.y, cached.y) and np.array_equal(chunk.lines, cached.lines)
             assert np.array_equal(cached.sample_weight, np.arange(chunk.X.shape[0]) / 3)
@@ -574,7 +639,8 @@ def test_the_reader_gives_the_same_rows_and_errors_with_either_parser(
     chunks, error = read_all_or_error(path, labels_required)
     assert with_compiled[1] == error
     if chunks is not None:
-        for chunk, other in zip(chunks, with_compiled[0], strict=True):
+        assert len(chunks) == len(with_compiled[0])
+        for chunk, other in zip(chunks, with_compiled[0]):
             assert chunk.X.shape == other.X.shape and (chunk.X != other.X).nnz == 0
             assert np.array_equal(bits(chunk.X.data), bits(other.X.data))
             assert np.array_equal(chunk.lines, other.lines)

@@ -160,3 +160,32 @@ def test_no_module_outside_the_estimators_calls_their_private_methods(name):
         )
     ]
     assert not used, f"{name} uses estimators' private methods: {used}"
+
+
+def private_sklearn_imports(path):
+    """``module.name`` of each private scikit-learn module or name the file imports."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            modules = [(alias.name, "") for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [(node.module, alias.name) for alias in node.names]
+        else:
+            continue
+        for module, name in modules:
+            parts = module.split(".") + ([name] if name else [])
+            if parts[0] == "sklearn" and any(part.startswith("_") for part in parts):
+                found.append(".".join(parts))
+    return found
+
+
+def test_private_sklearn_names_are_imported_in_one_module():
+    # scikit-learn may move a private name in any release: one module to change.
+    test_files = sorted((PACKAGE.parent / "tests").glob("*.py"))
+    where = {
+        str(path.relative_to(PACKAGE.parent)): private_sklearn_imports(path)
+        for path in [*MODULES.values(), *test_files]
+        if path.name != "_sklearn_compat.py"
+    }
+    assert {path: names for path, names in where.items() if names} == {}
+    assert "sklearn.base._fit_context" in private_sklearn_imports(PACKAGE / "_sklearn_compat.py")

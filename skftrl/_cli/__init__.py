@@ -22,6 +22,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 
 from ._parser import UsageError, build_parser
 
@@ -50,7 +51,11 @@ def main(argv=None, out=None):
         # The command's module, imported only now: numpy, scikit-learn and the
         # estimators come with it.
         run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
-        return run(args, out)
+        with warnings.catch_warnings():
+            # The command line gives a model its columns by position, never
+            # with names: a model fitted on a DataFrame in Python warns of it.
+            warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
+            return run(args, out)
     except UsageError as error:  # options a user typed: one line, as argparse
         print(f"skftrl: error: {error}", file=sys.stderr)
         return 2

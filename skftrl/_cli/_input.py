@@ -96,6 +96,7 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
                 f"--initial-model {args.initial_model} reads {initial_spec.format.upper()} "
                 f"data, but {args.data} is read as {data_kind.upper()}"
             )
+        check_options_agree(args, initial, initial_spec)
         names = None
         if initial_spec.format == "csv":
             existing = getattr(initial, "hashed_feature_names_", None)
@@ -134,6 +135,45 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
     if found.spec.format == "libsvm":
         check_memory(estimator, found.spec.n_features, found.classes)
     return found
+
+
+def check_options_agree(args, initial, spec):
+    """The reading options and the classes given with ``-i`` must be the
+    continued model's (``spec`` is how it reads files): it reads data as it
+    was trained to, and ignoring an option that says otherwise would be silent."""
+    model = f"--initial-model {args.initial_model}"
+    conflict = None
+    if args.n_features is not None and (
+        spec.hash_bits is not None or args.n_features != spec.n_features
+    ):
+        conflict = f"--n-features {args.n_features}"
+    elif args.hash_bits is not None and args.hash_bits != spec.hash_bits:
+        conflict = f"--hash-bits {args.hash_bits}"
+    elif args.zero_based and not spec.zero_based:
+        conflict = "--zero-based"
+    if conflict is not None:
+        raise UsageError(
+            f"{conflict} conflicts with {model}, which reads {spec.describe()}: a model "
+            "continued with -i reads data as it was trained to (leave the option out)"
+        )
+    if args.classes is None:
+        return
+    classes = getattr(initial, "classes_", None)
+    if classes is None:
+        raise UsageError("--classes is for --task classify")
+    if not same_classes(args.classes, classes):
+        raise UsageError(
+            f"--classes {args.classes} conflicts with {model}, whose classes are "
+            f"{', '.join(map(format_label, classes))} (leave the option out)"
+        )
+
+
+def same_classes(text, classes):
+    """Whether ``--classes`` (``text``) names the classes ``classes`` of a model."""
+    given, numeric = parse_classes(text)
+    if np.asarray(classes).dtype.kind in "biuf":
+        return numeric and np.array_equal(given, np.asarray(classes, dtype=np.float64))
+    return sorted(name.strip() for name in text.split(",")) == sorted(map(str, classes))
 
 
 def parse_classes(text):

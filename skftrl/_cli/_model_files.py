@@ -10,7 +10,9 @@ reads files: a dict, see :mod:`skftrl._readers._spec`),
 """
 
 import contextlib
+import io
 import os
+import stat
 import tempfile
 
 import joblib
@@ -39,8 +41,12 @@ def save_model(estimator, path, file):
                 f"{path}: saving a .skops model needs skops (pip install 'skftrl[skops]')"
             ) from None
         file.write(sio.dumps(estimator))
-    else:
+    elif file.seekable():
         joblib.dump(estimator, file)
+    else:  # a FIFO, a pipe: joblib asks where it is in the file
+        buffer = io.BytesIO()
+        joblib.dump(estimator, buffer)
+        file.write(buffer.getbuffer())
 
 
 def load_model(path, zero_based=False):
@@ -130,35 +136,111 @@ def model_input_spec(path, estimator, zero_based=False):
     return LibsvmSpec(n_features=int(estimator.n_features_in_), zero_based=bool(zero_based))
 
 
+def output_target(path):
+    """Where writing ``path`` goes: ``(target, replace)``.
+
+    A path that names no file, or a regular file, is written by replacing its
+    target (the file a symlink leads to, through every link: the links stay).
+    Anything else is written through, in place: a device (``/dev/null``,
+    ``/dev/stdout`` on a terminal), a FIFO or a pipe, and a path naming an
+    open file descriptor (``/dev/stdout``, ``/dev/fd/N``), whose file the
+    shell opened. A directory is refused.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None  # a new file, or a symlink to one
+    except OSError as error:  # a symlink loop, a directory not searchable
+        raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise DataError(path, None, "cannot write: Is a directory")
+    if info is not None and (not stat.S_ISREG(info.st_mode) or names_descriptor(path)):
+        return path, False
+    return os.path.realpath(path), True
+
+
+def names_descriptor(path):
+    """Whether ``path`` leads, through its symlinks, to an entry of a
+    process's table of descriptors: ``/proc/<pid>/fd/N`` on Linux, where
+    ``/dev/stdout`` and ``/dev/fd`` lead, or ``/dev/fd/N`` elsewhere."""
+    for _ in range(40):  # the kernel's limit on a chain of links
+        directory = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+        if directory == "/dev/fd" or (
+            directory.startswith("/proc/") and os.path.basename(directory) == "fd"
+        ):
+            return True
+        if not os.path.islink(path):
+            return False
+        target = os.readlink(path)
+        path = os.path.join(os.path.dirname(os.path.abspath(path)), target)
+    return False
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode="wb"):
     """A file that appears at ``path`` only if the ``with`` block succeeds.
 
-    It is written to a temporary file in the same directory, then renamed
-    over ``path`` (atomic on POSIX and Windows); on any error, or an
-    interruption, the temporary file is removed and ``path`` is untouched.
+    It is written to a temporary file in the directory of ``path``'s target
+    (see :func:`output_target`: a symlink's target, never the link), then
+    renamed over it (atomic on POSIX and Windows), with the permissions of
+    the file it replaces (of a new file, when there is none); on any error,
+    or an interruption, the temporary file is removed and ``path`` is
+    untouched. A device, a FIFO or a descriptor (``/dev/stdout``) cannot be
+    replaced: it is written through, as it is written.
     """
-    directory = os.path.dirname(os.path.abspath(path))
+    target, replace = output_target(path)
+    if not replace:
+        try:
+            file = open(target, mode)
+        except OSError as error:
+            raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
+        with written_to(path), file:
+            yield file
+        return
+    directory = os.path.dirname(target)
     try:
         descriptor, temporary = tempfile.mkstemp(
-            dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+            dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".tmp"
         )
     except OSError as error:
         raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
     try:
-        with os.fdopen(descriptor, mode) as file:
+        with written_to(path), os.fdopen(descriptor, mode) as file:
             yield file
             file.flush()
             os.fsync(file.fileno())
-        # mkstemp makes the file private; give it the permissions of a new file.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        os.chmod(temporary, permissions_of(target))
         try:
-            os.replace(temporary, path)
+            os.replace(temporary, target)
         except OSError as error:
             raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(temporary)
         raise
+
+
+@contextlib.contextmanager
+def written_to(path):
+    """An error of writing (a full disk, a device that refuses) as a
+    DataError naming ``path``; an OSError naming a file is another file's,
+    and a broken pipe is the reader's end (the command line ends quietly)."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        if error.filename is not None:
+            raise
+        raise DataError(path, None, f"cannot write: {error.strerror or error}") from None
+
+
+def permissions_of(path):
+    """The permission bits of the file ``path``, or of a new file (0o666 less
+    the umask) when there is none: mkstemp makes its file private."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

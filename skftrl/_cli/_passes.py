@@ -17,6 +17,7 @@ from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
 from ._estimators import engine_name, learn, memory_error
 from ._input import leak_check, open_csv
+from ._progress import format_score
 
 
 def pass_chunks(args, training, report, resources):
@@ -89,18 +90,23 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
             loss_sum += estimator.loss_curve_[-1] * weight
             weight_sum += weight
             loss = loss_sum / weight_sum if weight_sum else 0.0
-            progress.update(f"pass {number}/{args.passes} loss {loss:.4f}", read, total=n_rows)
+            progress.update(
+                f"pass {number}/{args.passes} loss {format_score(loss)}", read, total=n_rows
+            )
         if read == 0:
             raise DataError(args.data, None, "no data rows")
         n_rows = read
         progress.restart()
         loss = loss_sum / weight_sum if weight_sum else 0.0
-        line = f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}"
+        line = f"pass {number}/{args.passes}: progressive {loss_name} {format_score(loss)}"
         if holdout is None:
             report.line(line)
             continue
         held_loss, best, stop = holdout.end_pass(estimator, read)
-        report.line(f"{line}, held-out {loss_name} {held_loss:.6f}{' (best)' if best else ''}")
+        report.line(
+            f"{line}, held-out {loss_name} {format_score(held_loss, 6)}"
+            + (" (best)" if best else "")
+        )
         if stop:
             break
     seconds = time.perf_counter() - began
@@ -109,7 +115,7 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
         report.line(
             f"kept the model of pass {holdout.stopping.best_pass} of "
             f"{len(holdout.stopping.losses)} "
-            f"(held-out {loss_name} {kept:.6f})"
+            f"(held-out {loss_name} {format_score(kept, 6)})"
             + (
                 f"; stopped: no improvement of {estimator.tol:g} for "
                 f"{estimator.n_iter_no_change} passes"

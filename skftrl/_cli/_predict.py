@@ -14,6 +14,7 @@ from .._readers._sources import DataError
 from ._estimators import check_known_labels
 from ._model_files import atomic_output, load_model
 from ._parser import UsageError
+from ._progress import format_score
 
 # Rows per chunk when a command reads a file to score it (predict, test, --test).
 READ_CHUNK_SIZE = 10_000
@@ -65,7 +66,7 @@ def run_test(args, out):
         raise DataError(args.data, None, "no data rows")
     print(f"rows: {n_rows:,}", file=out)
     for name, value in scores:
-        print(f"{name}: {value:.4f}", file=out)
+        print(f"{name}: {format_score(value)}", file=out)
     return 0
 
 

@@ -1,5 +1,6 @@
 """What ``skftrl train`` shows while it runs: the live progress display, the report."""
 
+import math
 import sys
 
 
@@ -69,3 +70,13 @@ class Report:
 
     def warn(self, text):
         print(f"skftrl: warning: {text}", file=sys.stderr)
+
+
+def format_score(value, decimals=4):
+    """A loss or a score as a run prints it: ``decimals`` decimals from 0.001
+    to a million, else as many in scientific notation (a loss of 1e100 is not
+    a hundred digits)."""
+    magnitude = abs(value)
+    if magnitude == 0 or not math.isfinite(magnitude) or 1e-3 <= magnitude < 1e6:
+        return f"{value:.{decimals}f}"
+    return f"{value:.{decimals}e}"

@@ -21,7 +21,7 @@ from ._model_files import atomic_output, load_model, save_model
 from ._parser import UsageError
 from ._passes import learn_passes, pass_chunks
 from ._predict import held_out_scores
-from ._progress import Progress, Report
+from ._progress import Progress, Report, format_score
 
 
 def run(args, out):
@@ -109,7 +109,7 @@ def save(args, estimator, training, initial, rows, holdout, report):
     if args.test is not None and not n_test:
         report.warn(f"{args.test} has no data rows: no held-out scores")
     for name, value in scores:
-        print(f"held-out {name} ({args.test}): {value:.4f}", file=report.out)
+        print(f"held-out {name} ({args.test}): {format_score(value)}", file=report.out)
     report.line(f"model saved to {args.model}")
 
 

@@ -65,8 +65,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
     # coordinates then indexes the first axis, which numpy does fastest.
     z_by_feature, n_by_feature = (z[0], n[0]) if single_output else (z.T, n.T)
     data = X.data
-    # A Python float times float64 values is float64; a float32 X needs a
-    # numpy float64 factor (NEP 50).
+    # A Python float times float64 values is float64; float32 values are
+    # multiplied in float64 explicitly (numpy < 2 keeps float32 for a float64
+    # scalar factor, numpy >= 2 does not: NEP 50).
     float_factor = data.dtype == FLOAT64
     absolute_values = np.abs(data)
     largest_value = float(absolute_values.max()) if data.size else 0.0
@@ -131,7 +132,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                     )
                     if not bounded and abs(derivative) > LARGEST:
                         derivative = math.copysign(LARGEST, derivative)
-                    gradient = values * (derivative if float_factor else np.float64(derivative))
+                    if float_factor:
+                        gradient = values * derivative
+                    else:
+                        gradient = np.multiply(values, derivative, dtype=FLOAT64)
                     largest_derivative = smallest_derivative = abs(derivative)
                 else:
                     w_intercept, root_n_intercept = intercept_weights(

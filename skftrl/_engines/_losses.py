@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, ClassVar, Optional
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, logsumexp, softmax
+from scipy.special import expit, log_expit, log_softmax, logsumexp
 
 from ._math import LARGEST, MAX_EXP_ARGUMENT, MAX_EXP_MARGIN
 
@@ -162,6 +162,14 @@ class LogLoss(ProbabilityLoss):
         return np.column_stack([log_expit(-margins[:, 0]), log_expit(margins[:, 0])])
 
 
+def softmax(margins):
+    """Each row's softmax, ``exp(m - max) / sum(exp(m - max))``: the operations
+    of :func:`softmax_derivative`, in this order whatever scipy's version
+    (scipy's softmax computed ``exp(m - logsumexp(m))`` before 1.10)."""
+    shifted = np.exp(margins - margins.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
 @dataclass(frozen=True)
 class Multinomial(ProbabilityLoss):
     """Softmax cross-entropy; targets are class indices, one margin per class."""
@@ -171,7 +179,7 @@ class Multinomial(ProbabilityLoss):
     scalar_derivative: ClassVar[Callable] = staticmethod(softmax_derivative)
 
     def derivative(self, margins, targets):
-        derivative = softmax(margins, axis=1)
+        derivative = softmax(margins)
         derivative[np.arange(len(targets)), targets] -= 1.0
         return derivative
 
@@ -180,7 +188,7 @@ class Multinomial(ProbabilityLoss):
 
     def inverse_link(self, margins):
         with np.errstate(over="ignore"):  # margins near +-1.8e308: exp(-inf) is 0
-            return softmax(margins, axis=1)
+            return softmax(margins)
 
     def log_inverse_link(self, margins):
         """The logarithm of :meth:`inverse_link`, without underflow; clamped

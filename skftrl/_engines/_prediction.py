@@ -16,26 +16,40 @@ may change them in place) is never cached.
 
 The estimator owns one cache, made with its state, left out of its pickles
 and copies, and cleared by every pass. All caches compare equal: a cache is not
-part of a model's value.
+part of a model's value. Weights computed while a pass runs in another thread
+(from a state part way through it) are used for that prediction only: a clear
+during their computation keeps them out of the cache.
 """
+
+import threading
 
 
 class PredictionCache:
     """See the module's docstring."""
 
-    __slots__ = ("_source", "_coef", "_nonzeros_read")
+    __slots__ = ("_source", "_coef", "_nonzeros_read", "_clears", "_lock")
 
     def __init__(self):
+        self._lock = threading.Lock()
+        self._clears = 0
         self.clear()
 
     def clear(self):
         """Forget everything (a training pass, a new state)."""
-        self._source, self._coef, self._nonzeros_read = None, None, 0
+        with self._lock:
+            self._source, self._coef, self._nonzeros_read = None, None, 0
+            self._clears += 1
+
+    def _keep(self, coef, clears):
+        """Keep the weights ``coef`` unless the cache was cleared since it
+        counted ``clears``: they may be those of a state a pass was changing."""
+        with self._lock:
+            if self._clears == clears:
+                coef.flags.writeable = False
+                self._coef = coef
 
     def __eq__(self, other):
         return isinstance(other, PredictionCache)
-
-    __hash__ = None
 
     def __copy__(self):
         return PredictionCache()
@@ -77,8 +91,10 @@ class PredictionCache:
     def margins(self, X, state, parameters, engine):
         """``engine.margins`` of a validated X, with the weights as the rule says."""
         cacheable = self._current(state, parameters, engine)
-        if cacheable and self._coef is not None:
-            return engine.margins(X, state, parameters, self._coef)
+        clears = self._clears
+        coef = self._coef
+        if cacheable and coef is not None:
+            return engine.margins(X, state, parameters, coef)
         nonzeros_read = (self._nonzeros_read if cacheable else 0) + getattr(X, "nnz", float("inf"))
         if nonzeros_read < engine.whole_weights_cost * state.z.shape[1]:
             if cacheable:
@@ -88,6 +104,5 @@ class PredictionCache:
             return engine.margins(X, state, parameters)
         coef = engine.weights(state, parameters)
         if cacheable:
-            coef.flags.writeable = False
-            self._coef = coef
+            self._keep(coef, clears)
         return engine.margins(X, state, parameters, coef)

@@ -5,7 +5,7 @@ A reader's parser gives pieces of any number of rows (a block of text each);
 may be shorter), the same way for every format.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,10 +21,10 @@ class Chunk(NamedTuple):
     """Consecutive rows of a file."""
 
     X: sp.csr_matrix
-    y: np.ndarray  # None when labels are not read
+    y: Optional[np.ndarray]  # None when labels are not read
     lines: np.ndarray  # the line number of each row, counted from 1
-    sample_weight: np.ndarray = None  # CSV --weight-column, VW importance, else None
-    tags: np.ndarray = None  # VW text: each row's tag ("" without), else None
+    sample_weight: Optional[np.ndarray] = None  # CSV --weight-column, VW importance, else None
+    tags: Optional[np.ndarray] = None  # VW text: each row's tag ("" without), else None
 
     @property
     def n_rows(self):

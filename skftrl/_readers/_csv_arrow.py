@@ -191,5 +191,5 @@ class ArrowCsvInput(CsvInput):
         """A block read by the csv module, as :class:`FactorizedRows`."""
         text = decode(self.path, first_line, block)
         reader = csv.reader(io.StringIO(text, newline=""))
-        rows = self._rows(reader, first_line, len(self.header))
+        rows = self._rows(reader, first_line, len(self.header), text)
         return FactorizedRows([factorize(column) for column in rows.columns], rows.lines)

@@ -75,10 +75,13 @@ class CsvInput:
     def _read_header(self):
         """The header, and the rows of the rest of its block."""
         for first_line, block in self.blocks:
-            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
-            header, _ = self._next_row(reader, first_line)
+            text = decode(self.path, first_line, block)
+            reader = csv.reader(io.StringIO(text, newline=""))
+            header, start = self._next_row(reader, first_line)
             if header is not None:
-                return header, self._rows(reader, first_line, len(header))
+                if reader.line_num > start - first_line + 1:
+                    self._check_quotes(text, first_line, start, reader.line_num)
+                return header, self._rows(reader, first_line, len(header), text)
         raise DataError(self.path, 1, "empty file: no header line")
 
     def _next_row(self, reader, first_line):
@@ -92,13 +95,18 @@ class CsvInput:
         except csv.Error as error:
             raise DataError(self.path, first_line + reader.line_num, str(error)) from None
 
-    def _rows(self, reader, first_line, width):
-        """The :class:`CsvRows` a csv reader gives."""
+    def _rows(self, reader, first_line, width, text):
+        """The :class:`CsvRows` a csv reader of ``text`` gives."""
         rows, lines = [], []
+        text_lines = None
         while True:
             row, line = self._next_row(reader, first_line)
             if row is None:
                 break
+            if reader.line_num > line - first_line + 1:  # a quoted field with line ends
+                if text_lines is None:
+                    text_lines = io.StringIO(text, newline="").readlines()
+                self._check_quotes(text_lines, first_line, line, reader.line_num)
             if len(row) != width:
                 raise DataError(self.path, line, f"{len(row)} fields, but the header has {width}")
             rows.append(row)
@@ -107,6 +115,30 @@ class CsvInput:
         if rows:
             columns[...] = rows
         return CsvRows(columns.T, np.array(lines, dtype=np.int64))
+
+    def _check_quotes(self, text, first_line, start, end):
+        """A row of lines ``start`` to ``first_line + end - 1`` of ``text`` (its
+        lines, or the text), which a quoted field holding line ends made, must
+        be well quoted: its fields closed by a quote followed by a comma or a
+        line end. A field that a lone quote opened ends at the next quote of
+        the input, usually the opening quote of another field, followed by
+        text: an error at the line of the lone quote, rather than rows read as
+        one field."""
+        if isinstance(text, str):
+            text = io.StringIO(text, newline="").readlines()
+        row = io.StringIO("".join(text[start - first_line : end]), newline="")
+        reader = csv.reader(row, strict=True)
+        try:
+            for _ in reader:
+                pass
+        except csv.Error:
+            raise DataError(
+                self.path,
+                start,
+                "unterminated quote? The quoted field that opens on this line ends on line "
+                f"{start + reader.line_num - 1} at a quote followed by text (a quote "
+                'inside a quoted field is written twice: "")',
+            ) from None
 
     def pieces(self):
         """The rows after the header, a :class:`CsvRows` a block."""
@@ -118,7 +150,8 @@ class CsvInput:
             if '"' not in text and text.count("\r") == text.count("\r\n"):
                 rows = split_plain_csv(text.replace("\r\n", "\n"), width, first_line)
             if rows is None:  # quotes, or a line to report: the csv module
-                rows = self._rows(csv.reader(io.StringIO(text, newline="")), first_line, width)
+                reader = csv.reader(io.StringIO(text, newline=""))
+                rows = self._rows(reader, first_line, width, text)
             yield rows
 
     def row_chunks(self, chunk_size):

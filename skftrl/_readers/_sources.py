@@ -10,6 +10,7 @@ stream that cannot be rewound. Only the standard library is imported here.
 """
 
 import bz2
+import csv
 import io
 import lzma
 import os
@@ -220,9 +221,78 @@ def last_line_end(data, quoted):
     return end
 
 
+def csv_row_end(data):
+    """``(end, opened)`` of CSV bytes that start a row: where the last whole
+    row ends (0 if none), and where a quoted field still open at the end
+    starts (None if none).
+
+    Quotes are read as the csv module reads them: a double quote opens a
+    quoted field at the start of a field (of the data, or after a comma or a
+    line end), a doubled quote inside it is text, and the next quote closes
+    it; a quote inside an unquoted field is text. Slower than
+    :func:`last_line_end`, which counts quotes, and exact where that is not
+    (a quote inside an unquoted field).
+    """
+    quoted_spans, opened = [], None
+    position = data.find(b'"')
+    while position >= 0:
+        if opened is not None:
+            if data[position + 1 : position + 2] == b'"':
+                position += 1  # a doubled quote
+            else:
+                quoted_spans.append((opened, position))
+                opened = None
+        elif position == 0 or data[position - 1] in b",\r\n":
+            opened = position
+        position = data.find(b'"', position + 1)
+    end = data.rfind(b"\n", 0, len(data) if opened is None else opened)
+    for start, stop in reversed(quoted_spans):
+        if end > stop:
+            break
+        if end > start:  # a line end inside a quoted field
+            end = data.rfind(b"\n", 0, start)
+    return end + 1, opened
+
+
+def longest_quoted_field():
+    """The bytes a quoted CSV field can hold: the csv module refuses a field
+    of more than ``csv.field_size_limit()`` characters (of 4 bytes at most)."""
+    return 4 * csv.field_size_limit()
+
+
+def check_quotes_closed(path, first_line, data, at_end):
+    """Raise a DataError at the line where a quoted field of ``data`` (CSV
+    bytes from the start of a row, on line ``first_line``) opens and is not
+    closed by the end of the input (``at_end``), or is already longer than
+    the csv module reads."""
+    _, opened = csv_row_end(data)
+    if opened is None:
+        return
+    line = first_line + data.count(b"\n", 0, opened)
+    if at_end:
+        raise DataError(
+            path,
+            line,
+            "unterminated quote: the quoted field that opens on this line is never closed",
+        )
+    if len(data) - opened > longest_quoted_field():
+        raise DataError(
+            path,
+            line,
+            f"unterminated quote? The quoted field that opens on this line is not "
+            f"closed within {csv.field_size_limit():,} characters, the most a field holds",
+        )
+
+
 def line_blocks(source, quoted=False):
     """Blocks of whole lines of a :class:`ByteSource`, and the number of each
-    block's first line."""
+    block's first line.
+
+    With ``quoted`` (CSV), a line end inside a quoted field ends no line: a
+    quoted field that is never closed is a DataError at the line where it
+    opens, raised at the end of the input or once the field is longer than
+    a field can be (rather than read as one field to the end of the input).
+    """
     carry, line = b"", 1
     while True:
         try:
@@ -235,11 +305,18 @@ def line_blocks(source, quoted=False):
             break
         data = carry + data if carry else data
         end = last_line_end(data, quoted)
+        if quoted and len(data) - end > longest_quoted_field():
+            # A long row, a long quoted field, or quotes that counting
+            # misreads (inside unquoted fields): read them exactly.
+            check_quotes_closed(source.path, line + data.count(b"\n", 0, end), data[end:], False)
+            end += csv_row_end(data[end:])[0]
         block, carry = data[:end], data[end:]
         if block:
             yield line, block
             line += block.count(b"\n")
     if carry:
+        if quoted:
+            check_quotes_closed(source.path, line, carry, at_end=True)
         yield line, carry
 
 

@@ -152,6 +152,7 @@ class _FTRLBase(torch.optim.Optimizer):
         clipped), checked to be finite."""
         owner = type(self).__name__
         grad = param.grad
+        assert grad is not None  # step() passes only parameters with a gradient
         rows = None
         if grad.is_sparse:
             if not self._accepts_sparse_gradients:
