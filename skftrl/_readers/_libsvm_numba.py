@@ -137,6 +137,79 @@ def _parse(buffer, labels_required, values, indices, indptr, labels, line_offset
             position = _skip_line(buffer, position)
             extended = True
             continue
+        # The common tokens first: a line's label, then its "index:value"
+        # pairs, plain decimals (the forms of _decimal without an exponent).
+        # Any other token, or one the general path below would refuse, is
+        # read by that path from its start. Written out here rather than in
+        # functions: a call taking the buffer costs more than a token (numba
+        # counts the array's references at each call).
+        end, index = position, -1  # index -1: a label
+        if row_line == line:
+            index, digits = 0, 0
+            while end < size:
+                digit = np.int64(buffer[end]) - 48
+                if digit < 0 or digit > 9:
+                    break
+                index = index * 10 + digit
+                digits += 1
+                end += 1
+            if (
+                digits == 0
+                or digits > MAX_INDEX_DIGITS
+                or index <= previous_index
+                or end == size
+                or buffer[end] != 58  # ":"
+            ):
+                index = -2  # not a plain feature
+            end += 1
+        if index != -2:
+            negative = end < size and buffer[end] == 45  # "-"
+            if end < size and (buffer[end] == 45 or buffer[end] == 43):
+                end += 1
+            mantissa, digits, fraction_digits, seen_dot = 0, 0, 0, False
+            while end < size:
+                digit = np.int64(buffer[end]) - 48
+                if 0 <= digit <= 9:
+                    mantissa = mantissa * 10 + digit
+                    digits += 1
+                    if seen_dot:
+                        fraction_digits += 1
+                elif digit == -2 and not seen_dot:  # "."
+                    seen_dot = True
+                else:
+                    break
+                end += 1
+            if 0 < digits <= MAX_DIGITS and (
+                end == size
+                or buffer[end] == 32
+                or buffer[end] == 9
+                or buffer[end] == 13
+                or buffer[end] == 10
+                or buffer[end] == 35
+            ):
+                if fraction_digits == 0:
+                    value = mantissa * POWERS_OF_TEN[0]
+                else:
+                    value = mantissa / POWERS_OF_TEN[fraction_digits]
+                if negative:
+                    value = -value
+                if index >= 0:
+                    values[nnz] = value
+                    indices[nnz] = index
+                    previous_index = index
+                    largest = max(largest, index)
+                    nnz += 1
+                    indptr[n_rows] = nnz
+                else:
+                    row_line = line
+                    line_offsets[n_rows] = line
+                    labels[n_rows] = value
+                    n_rows += 1
+                    indptr[n_rows] = nnz
+                    previous_index = -1
+                after_label = index < 0
+                position = end
+                continue
         # A token: bytes above the space, up to the next byte below 33 or "#".
         start, colon, qid = position, -1, False
         while position < size and buffer[position] > 32 and buffer[position] != 35:
@@ -208,6 +281,18 @@ def _parse(buffer, labels_required, values, indices, indptr, labels, line_offset
     return n_rows, nnz, largest + 1
 
 
+def _count(buffer):
+    """``(colons, newlines)`` in ``buffer``: the most values and (less one) rows
+    of a block. One loop the compiler vectorises, several times faster than
+    ``bytes.count`` twice."""
+    colons, newlines = 0, 0
+    for position in range(buffer.size):
+        byte = buffer[position]
+        colons += byte == 58
+        newlines += byte == 10
+    return colons, newlines
+
+
 def _token_end(buffer, start):
     """Where the token starting at ``start`` ends: the next byte below 33 or "#"."""
     position = start
@@ -226,6 +311,7 @@ _skip_line = njit(cache=cache, nogil=True)(_skip_line)
 _qid = njit(cache=cache, nogil=True)(_qid)
 _token_end = njit(cache=cache, nogil=True)(_token_end)
 _parse_compiled = njit(cache=cache, nogil=True)(_parse)
+_count_compiled = njit(cache=cache, nogil=True)(_count)
 
 
 def parse_plain_libsvm_arrays(block, labels_required):
@@ -234,12 +320,13 @@ def parse_plain_libsvm_arrays(block, labels_required):
     for a block this parser leaves to the others (see the module docstring)."""
     if not block:
         return None
-    n_values, n_lines = block.count(b":"), block.count(b"\n") + 1
-    values, indices = np.empty(n_values), np.empty(n_values, dtype=np.int64)
-    indptr = np.zeros(n_lines + 1, dtype=np.int64)
-    labels, line_offsets = np.empty(n_lines), np.empty(n_lines, dtype=np.int64)
+    buffer = np.frombuffer(block, dtype=np.uint8)
+    n_values, n_lines = _count_compiled(buffer)
+    values, indices = np.empty(n_values), np.empty(n_values, dtype=np.int32)
+    indptr = np.zeros(n_lines + 2, dtype=np.int32)
+    labels, line_offsets = np.empty(n_lines + 1), np.empty(n_lines + 1, dtype=np.int64)
     n_rows, nnz, width = _parse_compiled(
-        np.frombuffer(block, dtype=np.uint8),
+        buffer,
         labels_required,
         values,
         indices,
