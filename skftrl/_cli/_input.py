@@ -153,11 +153,15 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
         return TrainingInput(spec, classes, None, None)
     if not is_regular_file(args.data):
         raise stream_error(args, width_missing=spec is None)
+    early = args.early
+    scan = early.scan() if early is not None else None
     cache = None
-    if not args.no_cache:
-        cache = resources.enter_context(contextlib.closing(ChunkCache()))
-    with scan_progress(args) as progress:
-        scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache)
+    if scan is None:  # a form the compiled scan leaves to the parser, or no numba
+        if not args.no_cache:
+            cache = resources.enter_context(contextlib.closing(ChunkCache()))
+        chunks = None if early is None else early.chunks(args.chunk_size)
+        with scan_progress(args) as progress:
+            scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache, chunks)
     if spec is None:
         spec = LibsvmSpec(scan.n_features, zero_based=scan.zero_based or args.zero_based)
     elif spec.hash_bits is None and scan.largest_index >= 0:

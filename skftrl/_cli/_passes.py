@@ -37,6 +37,8 @@ def pass_chunks(args, training, report, resources):
             names=training.names,
             on_first_chunk=leak_check(spec.label_column, report),
         )
+    elif args.early is not None and not args.early.taken:  # parsed from the start
+        first = (fit_to_model(path, chunk, spec) for chunk in args.early.chunks(chunk_size))
     else:
         first = spec.chunks(path, chunk_size)
     if args.no_cache or args.passes == 1:

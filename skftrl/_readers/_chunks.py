@@ -109,9 +109,14 @@ def collect_classes(path, line, chunk_labels, labels):
     """Add the distinct labels of a chunk ending at ``line`` to ``labels`` (a scan's classes)."""
     labels.update(chunk_labels)
     if len(labels) > MAX_CLASSES:
-        raise DataError(
-            path,
-            line,
-            f"more than {MAX_CLASSES} distinct labels by this line: is this "
-            "a regression target? (use --task regress)",
-        )
+        raise too_many_labels(path, line)
+
+
+def too_many_labels(path, line):
+    """The error of a scan that has found more than MAX_CLASSES labels by ``line``."""
+    return DataError(
+        path,
+        line,
+        f"more than {MAX_CLASSES} distinct labels by this line: is this "
+        "a regression target? (use --task regress)",
+    )

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._chunks import Chunk, collect_classes, rechunk, row_at
+from ._chunks import MAX_CLASSES, Chunk, collect_classes, rechunk, row_at, too_many_labels
 from ._libsvm_numpy import parse_plain_libsvm_arrays
 from ._sources import ByteSource, DataError, line_blocks, read_ahead
 
@@ -254,16 +254,20 @@ class LibsvmScan(NamedTuple):
     labels: np.ndarray  # the sorted distinct labels (classification), else None
 
 
-def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None):
+def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None, chunks=None):
     """A first streaming pass over a LIBSVM training file.
 
     ``collect_labels`` gathers the distinct labels (at most MAX_CLASSES);
     ``progress(rows)`` is called after each chunk; ``cache`` (a ChunkCache)
     keeps every chunk, so that training need not parse the text again.
+    ``chunks`` are the file's chunks when they are being read already
+    (:func:`libsvm_row_chunks` by default).
     """
     n_rows, largest, largest_line, zero_based = 0, -1, 0, False
     labels = set()
-    for chunk in libsvm_row_chunks(path, chunk_size):
+    if chunks is None:
+        chunks = libsvm_row_chunks(path, chunk_size)
+    for chunk in chunks:
         if chunk.X.nnz:
             position = int(np.argmax(chunk.X.indices))
             if chunk.X.indices[position] > largest:
@@ -287,4 +291,55 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None):
         largest,
         largest_line,
         np.array(sorted(labels)) if collect_labels else None,
+    )
+
+
+def quick_scan_libsvm(path, collect_labels):
+    """The :class:`LibsvmScan` of a training file by the compiled scan of its
+    labels and indices (values skipped), or None without numba or when the
+    file holds a form that scan leaves to the parser (:func:`scan_libsvm`
+    then reads it). Its findings equal :func:`scan_libsvm`'s on every file
+    it reads; a value it skips is checked by the parse that learns from it.
+    """
+    try:
+        from ._libsvm_numba import (
+            LARGEST,
+            LARGEST_LINE,
+            N_LABELS,
+            OTHER_FORM_LINE,
+            ROWS,
+            SMALLEST,
+            TOO_MANY_LINE,
+            scan_block,
+        )
+    except ImportError:
+        return None
+    found = np.zeros(7, dtype=np.int64)
+    found[LARGEST], found[SMALLEST] = -1, MAX_INDEX + 1
+    labels = np.empty(MAX_CLASSES + 1)
+    source = ByteSource(path)
+    try:
+        for first_line, block in line_blocks(source):
+            scan_block(block, first_line, found, labels)
+            if found[OTHER_FORM_LINE]:
+                return None
+            if found[TOO_MANY_LINE] and collect_labels:
+                raise too_many_labels(path, int(found[TOO_MANY_LINE]))
+            if found[TOO_MANY_LINE]:  # the labels are not needed: counted no more
+                found[TOO_MANY_LINE] = 0
+                found[N_LABELS] = 0
+    finally:
+        source.close()
+    if not found[ROWS]:
+        raise DataError(path, None, "no data rows")
+    zero_based = bool(found[SMALLEST] == 0)
+    offset = 0 if zero_based else 1
+    largest = int(found[LARGEST])
+    return LibsvmScan(
+        int(found[ROWS]),
+        max(largest + 1 - offset, 1),
+        zero_based,
+        largest,
+        int(found[LARGEST_LINE]) if largest >= 0 else 0,
+        np.array(sorted(labels[: found[N_LABELS]].tolist())) if collect_labels else None,
     )

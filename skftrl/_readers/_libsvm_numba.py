@@ -301,6 +301,107 @@ def _token_end(buffer, start):
     return position
 
 
+# What a scan has found so far, in one array (see _scan).
+ROWS, LARGEST, LARGEST_LINE, SMALLEST, N_LABELS, TOO_MANY_LINE, OTHER_FORM_LINE = range(7)
+
+
+def _scan(buffer, first_line, found, labels):
+    """The labels and indices of a block of whole LIBSVM lines (the first of
+    them ``first_line``), the values skipped: the first pass over a training
+    file, several times cheaper than a parse.
+
+    Adds the block's rows to ``found[ROWS]``, keeps ``found[LARGEST]`` (and
+    the line where it first appears) and ``found[SMALLEST]``, and appends
+    each new label to ``labels`` (``found[N_LABELS]`` of them). A label that
+    would overflow ``labels`` stops the scan, its line in
+    ``found[TOO_MANY_LINE]``. It reads the forms of the parser's common
+    tokens (a plain decimal label, ``index:`` with 1 to 9 digits of index,
+    whitespace, comments); any other form stops it, the line in
+    ``found[OTHER_FORM_LINE]``, and the parser's own pass reads or explains
+    the file instead. A value is skipped to the end of its token: the parse
+    that learns from it checks it.
+    """
+    size = buffer.size
+    line, row_line, position = first_line, -1, 0
+    while position < size:
+        byte = buffer[position]
+        if byte == 10:
+            line += 1
+            position += 1
+            continue
+        if byte == 32 or byte == 9 or byte == 13:
+            position += 1
+            continue
+        if byte == 35:  # "#": a comment, to the end of the line
+            while position < size and buffer[position] != 10:
+                position += 1
+            continue
+        if row_line != line:  # the line's label: a plain decimal
+            negative = buffer[position] == 45  # "-"
+            if buffer[position] == 45 or buffer[position] == 43:
+                position += 1
+            mantissa, digits, fraction_digits, seen_dot = 0, 0, 0, False
+            while position < size:
+                digit = np.int64(buffer[position]) - 48
+                if 0 <= digit <= 9:
+                    mantissa = mantissa * 10 + digit
+                    digits += 1
+                    if seen_dot:
+                        fraction_digits += 1
+                elif digit == -2 and not seen_dot:  # "."
+                    seen_dot = True
+                else:
+                    break
+                position += 1
+            if not (0 < digits <= MAX_DIGITS) or not (
+                position == size
+                or buffer[position] == 32
+                or buffer[position] == 9
+                or buffer[position] == 13
+                or buffer[position] == 10
+                or buffer[position] == 35
+            ):
+                found[OTHER_FORM_LINE] = line
+                return
+            if fraction_digits == 0:
+                label = mantissa * POWERS_OF_TEN[0]
+            else:
+                label = mantissa / POWERS_OF_TEN[fraction_digits]
+            if negative:
+                label = -label
+            row_line = line
+            found[ROWS] += 1
+            known = False
+            for seen in range(found[N_LABELS]):
+                if labels[seen] == label:
+                    known = True
+                    break
+            if not known:
+                if found[N_LABELS] == labels.size:
+                    found[TOO_MANY_LINE] = line
+                    return
+                labels[found[N_LABELS]] = label
+                found[N_LABELS] += 1
+            continue
+        index, digits = 0, 0  # "index:", then the value skipped
+        while position < size:
+            digit = np.int64(buffer[position]) - 48
+            if digit < 0 or digit > 9:
+                break
+            index = index * 10 + digit
+            digits += 1
+            position += 1
+        if digits == 0 or digits > MAX_INDEX_DIGITS or position == size or buffer[position] != 58:
+            found[OTHER_FORM_LINE] = line
+            return
+        while position < size and buffer[position] > 32 and buffer[position] != 35:
+            position += 1
+        if index > found[LARGEST]:
+            found[LARGEST] = index
+            found[LARGEST_LINE] = line
+        found[SMALLEST] = min(found[SMALLEST], index)
+
+
 try:
     njit(cache=True)(_skip_line)
     cache = True
@@ -312,6 +413,7 @@ _qid = njit(cache=cache, nogil=True)(_qid)
 _token_end = njit(cache=cache, nogil=True)(_token_end)
 _parse_compiled = njit(cache=cache, nogil=True)(_parse)
 _count_compiled = njit(cache=cache, nogil=True)(_count)
+_scan_compiled = njit(cache=cache, nogil=True)(_scan)
 
 
 def parse_plain_libsvm_arrays(block, labels_required):
@@ -345,3 +447,8 @@ def parse_plain_libsvm_arrays(block, labels_required):
         line_offsets[:n_rows],
         width,
     )
+
+
+def scan_block(block, first_line, found, labels):
+    """:func:`_scan`, compiled, of a block of whole lines (bytes)."""
+    _scan_compiled(np.frombuffer(block, dtype=np.uint8), first_line, found, labels)

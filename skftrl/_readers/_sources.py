@@ -181,50 +181,67 @@ def line_blocks(source, quoted=False):
 
 
 def read_ahead(items, depth=READ_AHEAD):
-    """The items of a generator, produced by a background thread at most ``depth`` ahead.
+    """The items of a generator, produced by a background thread at most ``depth`` ahead
+    (a :class:`ReadAhead` started at the first item asked for)."""
+    ahead = ReadAhead(items, depth)
+    try:
+        yield from ahead
+    finally:
+        ahead.close()
 
-    An exception of the generator is raised here, at the item where it
-    happened. When the consumer stops early (an error, an interruption),
-    the thread stops after its current item and closes the generator; the
-    consumer waits for that at most a second.
+
+class ReadAhead:
+    """The items of a generator, produced by a background thread at most
+    ``depth`` ahead, from the moment it is made.
+
+    An exception of the generator is raised by the iteration, at the item
+    where it happened. :meth:`close` (also when the consumer stops early: an
+    error, an interruption) stops the thread after its current item and
+    closes the generator, waiting for that at most a second.
     """
-    queue = Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
 
-    def put(item):
-        while not stop.is_set():
+    END = object()
+
+    def __init__(self, items, depth=READ_AHEAD):
+        self.items = items
+        self.queue = Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.produce, name="skftrl-read-ahead", daemon=True)
+        self.thread.start()
+
+    def put(self, item):
+        while not self.stop.is_set():
             try:
-                queue.put(item, timeout=0.1)
+                self.queue.put(item, timeout=0.1)
                 return True
             except Full:
                 continue
         return False
 
-    def produce():
+    def produce(self):
         try:
-            for item in items:
-                if not put((item, None)):
+            for item in self.items:
+                if not self.put((item, None)):
                     return
-            put((end, None))
+            self.put((self.END, None))
         except BaseException as error:
-            put((end, error))
+            self.put((self.END, error))
         finally:
-            items.close()
+            self.items.close()
 
-    thread = threading.Thread(target=produce, name="skftrl-read-ahead", daemon=True)
-    thread.start()
-    try:
+    def __iter__(self):
         while True:
-            item, error = queue.get()
+            item, error = self.queue.get()
             if error is not None:
+                self.close()
                 raise error
-            if item is end:
+            if item is self.END:
                 return
             yield item
-    finally:
-        stop.set()
+
+    def close(self):
+        self.stop.set()
         # Not joined without a limit: a thread waiting to read a pipe or a
         # terminal cannot be stopped (an interrupted `skftrl train -` would
         # hang). It is a daemon, and ends at its next read or with the process.
-        thread.join(timeout=1.0)
+        self.thread.join(timeout=1.0)
