@@ -6,7 +6,8 @@ Bad input ends with one line on stderr, ``skftrl: error: <file>:<line>:
 The modules, in the order a run uses them:
 
 - :mod:`._parser`: the options (standard library only, so that ``--help``
-  and ``--version`` answer at once);
+  and ``--version`` answer at once), and :mod:`._arguments`: a command line
+  read into them (positional files, Vowpal Wabbit's options);
 - :mod:`._reading`: a LIBSVM training file parsed (and scanned) in threads
   from the start, while scikit-learn is imported;
 - one module a command: :mod:`._demo`, :mod:`._train` (with the input it
@@ -26,6 +27,7 @@ import signal
 import sys
 import threading
 
+from ._arguments import parse_arguments, resolve_files
 from ._parser import UsageError, build_parser
 
 
@@ -56,13 +58,8 @@ def interrupt(signum, frame):
 def main(argv=None, out=None):
     """Entry point of the ``skftrl`` command; returns the exit code."""
     out = sys.stdout if out is None else out
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["demo"])
-    if args.command == "train" and args.task is None:
-        args.task = "classify"
-    from .._readers._sources import DataError
+    args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else list(argv))
+    from .._readers._sources import IMPORT_LOCK, DataError
 
     module, function = args.run.split(":")
     in_main_thread = threading.current_thread() is threading.main_thread()
@@ -70,13 +67,14 @@ def main(argv=None, out=None):
         previous_handler = signal.signal(signal.SIGTERM, interrupt)
     args.early = None
     try:
+        resolve_files(args)
         if args.command == "train":  # read while scikit-learn is imported
             from ._reading import start_reading
 
             args.early = start_reading(args)
         # The command's module, imported only now: numpy, scikit-learn and the
         # estimators come with it.
-        with without_pandas():
+        with without_pandas(), IMPORT_LOCK:
             run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
         return run(args, out)
     except UsageError as error:  # options a user typed: one line, as argparse

@@ -23,7 +23,7 @@ from .._readers._sources import DataError, is_regular_file
 from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
-from ._progress import Progress
+from ._progress import Progress, duration
 
 # The label-leak check fits the label on the numeric columns of the first
 # chunk: a fit this good means some columns are derived from the label.
@@ -44,6 +44,8 @@ class TrainingInput(NamedTuple):
     scan_cache: Optional[ChunkCache] = None
     # CSV without a scan: the open input and its rows, from the first (see open_csv).
     csv_rows: Optional[tuple] = None
+    # The seconds of a scan run beside other work (see _reading), else None.
+    scan_seconds: Optional[float] = None
 
 
 def check_format_options(args, data_kind):
@@ -58,9 +60,9 @@ def check_format_options(args, data_kind):
     if data_kind == "csv":
         if args.label_column is None and args.initial_model is None:
             raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
-        if args.n_features is not None or args.zero_based:
+        if args.n_features is not None or args.zero_based or args.drop_extra_features:
             raise UsageError(
-                "--n-features and --zero-based are for LIBSVM data; "
+                "--n-features, --zero-based and --drop-extra-features are for LIBSVM data; "
                 "CSV data is hashed (--hash-bits)"
             )
     else:
@@ -110,8 +112,9 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
             "classes or more",
         )
     if found.n_rows is not None:
+        seconds = found.scan_seconds or time.perf_counter() - began
         report.line(
-            f"scanned {args.data} in {time.perf_counter() - began:.1f} s: "
+            f"scanned {args.data} in {duration(seconds)}: "
             f"{found.n_rows:,} rows; "
             + found.spec.describe()
             + (
@@ -155,6 +158,7 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
         raise stream_error(args, width_missing=spec is None)
     early = args.early
     scan = early.scan() if early is not None else None
+    scan_seconds = early.scan_seconds if scan is not None else None
     cache = None
     if scan is None:  # a form the compiled scan leaves to the parser, or no numba
         if not args.no_cache:
@@ -173,7 +177,9 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
                 f"feature index {scan.largest_index} is beyond --n-features {spec.n_features}",
             )
     classes = scan.labels if classes is None else classes
-    return TrainingInput(spec, classes, scan.n_rows, None, scan_cache=cache)
+    return TrainingInput(
+        spec, classes, scan.n_rows, None, scan_cache=cache, scan_seconds=scan_seconds
+    )
 
 
 def csv_input(args, classes, numeric_classes, resources):

@@ -15,17 +15,23 @@ from .._readers._cache import ChunkCache
 from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
-from ._estimators import engine_name, learn, memory_error
+from ._estimators import engine_name, learn, memory_error, reported_loss
 from ._input import leak_check, open_csv
+from ._progress import duration
 
 
 def pass_chunks(args, training, report, resources):
     """The chunks of each pass of a :class:`~._input.TrainingInput`, one
     iterable a pass; a cache made for the passes is closed by ``resources``."""
     path, spec, chunk_size = args.data, training.spec, args.chunk_size
+    drop_extra = args.drop_extra_features
+    reading = {"drop_extra": True} if drop_extra else {}
     if training.scan_cache is not None:  # the LIBSVM scan cached the rows as written
         for _ in range(args.passes):
-            yield (fit_to_model(path, chunk, spec) for chunk in training.scan_cache.chunks())
+            yield (
+                fit_to_model(path, chunk, spec, drop_extra)
+                for chunk in training.scan_cache.chunks()
+            )
         return
     if spec.format == "csv":
         # Opened already when the column kinds came from its first chunk.
@@ -38,13 +44,15 @@ def pass_chunks(args, training, report, resources):
             on_first_chunk=leak_check(spec.label_column, report),
         )
     elif args.early is not None and not args.early.taken:  # parsed from the start
-        first = (fit_to_model(path, chunk, spec) for chunk in args.early.chunks(chunk_size))
+        first = (
+            fit_to_model(path, chunk, spec, drop_extra) for chunk in args.early.chunks(chunk_size)
+        )
     else:
-        first = spec.chunks(path, chunk_size)
+        first = spec.chunks(path, chunk_size, **reading)
     if args.no_cache or args.passes == 1:
         yield first
         for _ in range(args.passes - 1):
-            yield spec.chunks(path, chunk_size)
+            yield spec.chunks(path, chunk_size, **reading)
         return
     cache = resources.enter_context(contextlib.closing(ChunkCache()))
     yield caching(first, cache)
@@ -63,12 +71,12 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
     """Every pass through partial_fit (until the held-out loss stops
     improving, with ``--holdout-period``), shown on ``progress``; returns the
     training rows of a pass."""
-    loss_name = "log loss" if args.task == "classify" else f"{estimator.loss} loss"
+    loss_name, floor = reported_loss(estimator)
     n_rows = training.n_rows
     began = time.perf_counter()
     total_rows = 0
     for number, chunks in enumerate(passes, start=1):
-        loss_sum, weight_sum, rows, read = 0.0, 0.0, 0, 0
+        loss_sum, floor_sum, weight_sum, rows, read = 0.0, 0.0, 0.0, 0, 0
         for chunk in chunks:
             read += chunk.n_rows
             if holdout is not None:
@@ -86,14 +94,16 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
                 chunk.n_rows if chunk.sample_weight is None else float(chunk.sample_weight.sum())
             )
             loss_sum += estimator.loss_curve_[-1] * weight
+            if floor is not None:
+                floor_sum += floor(chunk.y, chunk.sample_weight)
             weight_sum += weight
-            loss = loss_sum / weight_sum if weight_sum else 0.0
+            loss = mean_reported(loss_sum, floor_sum, weight_sum, floor)
             progress.update(f"pass {number}/{args.passes} loss {loss:.4f}", read, total=n_rows)
         if read == 0:
             raise DataError(args.data, None, "no data rows")
         n_rows = read
         progress.restart()
-        loss = loss_sum / weight_sum if weight_sum else 0.0
+        loss = mean_reported(loss_sum, floor_sum, weight_sum, floor)
         line = f"pass {number}/{args.passes}: progressive {loss_name} {loss:.4f}"
         if holdout is None:
             report.line(line)
@@ -118,12 +128,22 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
         )
     coef = estimator.coef_
     report.line(
-        f"trained on {total_rows:,} rows in {seconds:.1f} s "
+        f"trained on {total_rows:,} rows in {duration(seconds)} "
         f"({total_rows / seconds:,.0f} rows/s, reading included; engine "
         f"{engine_name(estimator)}); non-zero weights "
         f"{np.count_nonzero(coef):,} of {coef.size:,}"
     )
     return rows
+
+
+def mean_reported(loss_sum, floor_sum, weight_sum, floor):
+    """The mean loss reported of rows whose summed loss is ``loss_sum`` (and
+    summed floor ``floor_sum``, for a deviance: see ``reported_loss``)."""
+    if not weight_sum:
+        return 0.0
+    if floor is None:
+        return loss_sum / weight_sum
+    return 2 * (loss_sum - floor_sum) / weight_sum
 
 
 def first_partial_fit(estimator, chunk, classes, path):

@@ -3,6 +3,16 @@
 import sys
 
 
+def duration(seconds):
+    """A duration in seconds with two significant digits ("0.043 s", "2.9 s",
+    "17 s"), in whole seconds from 100 s."""
+    if seconds >= 100:
+        return f"{seconds:.0f} s"
+    if seconds < 0.001:
+        return "< 0.001 s"
+    return f"{float(f'{seconds:.2g}'):g} s"
+
+
 class Progress:
     """A live display on stderr when it is a terminal and tqdm is installed.
 

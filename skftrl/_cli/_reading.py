@@ -14,6 +14,7 @@ row.
 """
 
 import threading
+import time
 
 from .._readers._chunks import rechunk
 from .._readers._libsvm import compiled_plain_parser, libsvm_pieces, quick_scan_libsvm
@@ -30,22 +31,26 @@ class EarlyLibsvm:
 
     def __init__(self, path, scan, collect_labels):
         self.path = path
-        self.scan_result = self.scan_error = None
+        self.scan_result = self.scan_error = self.scan_seconds = None
         self.scanner = None
+        # numba imported here, in one thread: two threads importing a package
+        # at once can deadlock on its circular imports.
+        compiled_plain_parser()
         if scan:
             self.scanner = threading.Thread(
                 target=self.run_scan, args=(collect_labels,), name="skftrl-scan", daemon=True
             )
             self.scanner.start()
-        compiled_plain_parser()  # numba imported here, not in the parsing thread
         self.pieces = ReadAhead(libsvm_pieces(path), depth=PIECES_AHEAD)
         self.taken = False
 
     def run_scan(self, collect_labels):
+        began = time.perf_counter()
         try:
             self.scan_result = quick_scan_libsvm(self.path, collect_labels)
         except BaseException as error:  # raised where the result is asked for
             self.scan_error = error
+        self.scan_seconds = time.perf_counter() - began
 
     def scan(self):
         """The compiled scan's :class:`~skftrl._readers._libsvm.LibsvmScan`, or

@@ -24,6 +24,7 @@ class Chunk(NamedTuple):
     y: np.ndarray  # None when labels are not read
     lines: np.ndarray  # the line number of each row, counted from 1
     sample_weight: np.ndarray = None  # CSV --weight-column, else None
+    tags: np.ndarray = None  # each row's id or tag (str) when read, else None
 
     @property
     def n_rows(self):
@@ -42,6 +43,7 @@ class Chunk(NamedTuple):
             None if self.y is None else self.y[start:stop],
             self.lines[start:stop],
             None if self.sample_weight is None else self.sample_weight[start:stop],
+            None if self.tags is None else self.tags[start:stop],
         )
 
     def select(self, mask):
@@ -51,6 +53,7 @@ class Chunk(NamedTuple):
             y=None if self.y is None else self.y[mask],
             lines=self.lines[mask],
             sample_weight=None if self.sample_weight is None else self.sample_weight[mask],
+            tags=None if self.tags is None else self.tags[mask],
         )
 
 
@@ -67,7 +70,7 @@ def concatenate(chunks):
         parts = [getattr(chunk, name) for chunk in chunks]
         return None if parts[0] is None else np.concatenate(parts)
 
-    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"))
+    return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"), joined("tags"))
 
 
 def rechunk(pieces, chunk_size, concatenate=concatenate):

@@ -125,7 +125,7 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
     return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
 
 
-def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None):
+def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None, tag_column=None):
     """Chunks of the :class:`~._csv_text.CsvRows` ``rows`` of the open
     CsvInput ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
 
@@ -138,7 +138,8 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
     be in the header, and no other column unless ignored. ``names`` (a
     :class:`~._hashing.FeatureNames`) records the names of hashed features.
     ``on_first_chunk(values, y)`` sees the first chunk's numeric columns (a
-    dict of float arrays) and labels.
+    dict of float arrays) and labels. ``tag_column`` (any column of the
+    header) gives each chunk's ``tags``, its values as written.
     """
     path = source.path
     hasher = ColumnHasher(spec.kinds, spec.hash_bits, names)
@@ -148,7 +149,8 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
         label_position = source.position(spec.label_column, "label")
         if spec.weight_column is not None:
             weight_position = source.position(spec.weight_column, "weight")
-    known = {spec.label_column, spec.weight_column, *spec.ignored}
+    tag_position = None if tag_column is None else source.position(tag_column, "id")
+    known = {spec.label_column, spec.weight_column, tag_column, *spec.ignored}
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
@@ -169,12 +171,15 @@ def csv_chunks(source, rows, spec, labels=True, names=None, on_first_chunk=None)
         if on_first_chunk is not None:
             on_first_chunk(numbers_of, y)
             on_first_chunk = None
-        yield Chunk(X, y, lines, weights)
+        tags = None if tag_position is None else values[tag_position].astype(str)
+        yield Chunk(X, y, lines, weights, tags)
 
 
-def read_csv(path, spec, chunk_size, labels=True, names=None, on_first_chunk=None):
+def read_csv(
+    path, spec, chunk_size, labels=True, names=None, on_first_chunk=None, tag_column=None
+):
     """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
     :func:`csv_chunks`)."""
     with contextlib.closing(CsvInput(path)) as source:
         rows = source.row_chunks(chunk_size)
-        yield from csv_chunks(source, rows, spec, labels, names, on_first_chunk)
+        yield from csv_chunks(source, rows, spec, labels, names, on_first_chunk, tag_column)

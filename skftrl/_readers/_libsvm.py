@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 from ._chunks import MAX_CLASSES, Chunk, collect_classes, rechunk, row_at, too_many_labels
 from ._libsvm_numpy import parse_plain_libsvm_arrays
-from ._sources import ByteSource, DataError, line_blocks, read_ahead
+from ._sources import IMPORT_LOCK, ByteSource, DataError, line_blocks, read_ahead
 
 # Feature indices of a LIBSVM file must fit the 32-bit integers of the parser.
 MAX_INDEX = 2**31 - 1
@@ -138,7 +138,8 @@ def parse_libsvm_block(path, first_line, block, labels_required=True):
 
 def parse_with_sklearn(path, first_line, block, labels_required):
     """:func:`parse_libsvm_block` by scikit-learn's parser: any form it accepts."""
-    from sklearn.datasets import load_svmlight_file
+    with IMPORT_LOCK:
+        from sklearn.datasets import load_svmlight_file
 
     lines = io.BytesIO(block).readlines()  # split at "\n" only, as load_svmlight_file
     try:
@@ -198,12 +199,13 @@ def libsvm_row_chunks(path, chunk_size, labels_required=True):
     return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
 
 
-def fit_to_model(path, chunk, spec):
+def fit_to_model(path, chunk, spec, drop_extra=False):
     """A chunk of indices as written, made into the columns of a model whose
     input is ``spec`` (a :class:`~._spec.LibsvmSpec`).
 
     Indices are made zero-based; an index the model does not have is an
-    error naming its line. With ``hash_bits``, an index is taken modulo
+    error naming its line, or with ``drop_extra``, an index beyond the
+    model's width is left out. With ``hash_bits``, an index is taken modulo
     ``2**hash_bits`` and values of the same column in a row are added up.
     """
     X = chunk.X
@@ -223,24 +225,37 @@ def fit_to_model(path, chunk, spec):
                 "feature index 0, but this model's indices start at 1 "
                 "(its training file had no index 0; --zero-based reads indices from 0)",
             )
-        position = int(np.argmax(X.indices))
-        if X.indices[position] - offset >= n_features:
+        if drop_extra:
+            X = drop_columns_from(X, n_features + offset)
+        position = int(np.argmax(X.indices)) if X.nnz else 0
+        if X.nnz and X.indices[position] - offset >= n_features:
             raise DataError(
                 path,
                 int(chunk.lines[row_at(X, position)]),
                 f"feature index {X.indices[position]} is beyond the model's "
                 f"{n_features} features (indices {offset} to {n_features - 1 + offset}; "
-                "train with --n-features for a wider model, or --hash-bits)",
+                "train with --n-features for a wider model, or --hash-bits; "
+                "--drop-extra-features leaves such indices out)",
             )
     indices = X.indices - offset if offset else X.indices
     X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], n_features))
     return chunk._replace(X=X)
 
 
-def read_libsvm(path, chunk_size, spec, labels_required=True):
+def drop_columns_from(X, first):
+    """``X`` (CSR) without its values in the columns ``first`` and beyond."""
+    kept = X.indices < first
+    if kept.all():
+        return X
+    kept_before = np.concatenate(([0], np.cumsum(kept)))  # values kept before each one
+    indptr = kept_before[X.indptr]
+    return sp.csr_matrix((X.data[kept], X.indices[kept], indptr), shape=X.shape)
+
+
+def read_libsvm(path, chunk_size, spec, labels_required=True, drop_extra=False):
     """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`)."""
     for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
-        yield fit_to_model(path, chunk, spec)
+        yield fit_to_model(path, chunk, spec, drop_extra)
 
 
 class LibsvmScan(NamedTuple):

@@ -34,6 +34,11 @@ COMPRESSED = {
 DECOMPRESSION_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 UTF8_BOM = b"\xef\xbb\xbf"
 
+# Held by a thread while it imports scikit-learn (or what imports it): two
+# threads importing it at once, the command line's main thread and a reader's,
+# can deadlock on its circular imports (Python then raises an ImportError).
+IMPORT_LOCK = threading.RLock()
+
 
 class DataError(Exception):
     """A problem with an input or model file, reported as ``path:line: message``."""
