@@ -163,7 +163,7 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
     if scan is None:  # a form the compiled scan leaves to the parser, or no numba
         if not args.no_cache:
             cache = resources.enter_context(contextlib.closing(ChunkCache()))
-        chunks = None if early is None else early.chunks(args.chunk_size)
+        chunks = None if early is None else early.chunks()
         with scan_progress(args) as progress:
             scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache, chunks)
     if spec is None:

@@ -44,9 +44,7 @@ def pass_chunks(args, training, report, resources):
             on_first_chunk=leak_check(spec.label_column, report),
         )
     elif args.early is not None and not args.early.taken:  # parsed from the start
-        first = (
-            fit_to_model(path, chunk, spec, drop_extra) for chunk in args.early.chunks(chunk_size)
-        )
+        first = (fit_to_model(path, chunk, spec, drop_extra) for chunk in args.early.chunks())
     else:
         first = spec.chunks(path, chunk_size, **reading)
     if args.no_cache or args.passes == 1:

@@ -1,16 +1,16 @@
 """What ``skftrl train`` shows while it runs: the live progress display, the report."""
 
+import math
 import sys
 
 
 def duration(seconds):
-    """A duration in seconds with two significant digits ("0.043 s", "2.9 s",
-    "17 s"), in whole seconds from 100 s."""
-    if seconds >= 100:
-        return f"{seconds:.0f} s"
+    """A duration in seconds with two significant digits ("0.043 s", "0.10 s",
+    "2.9 s", "17 s"), in whole seconds from 10 s."""
     if seconds < 0.001:
         return "< 0.001 s"
-    return f"{float(f'{seconds:.2g}'):g} s"
+    decimals = max(0, 1 - math.floor(math.log10(seconds)))
+    return f"{seconds:.{decimals}f} s"
 
 
 class Progress:

@@ -3,8 +3,8 @@
 Importing scikit-learn and the estimators takes most of a second; the file
 need not wait for it. :func:`start_reading` is called by :func:`~skftrl._cli.main`
 right after the options are parsed, with only numpy, scipy.sparse and the
-compiled parser imported: a thread parses the file into pieces (indices as
-written, whatever the model's columns will be) at most a few pieces ahead,
+compiled parser imported: a thread parses the file into chunks (indices as
+written, whatever the model's columns will be) a few blocks ahead,
 and, when the run will need a first pass, a second thread runs the compiled
 scan of the labels and indices (:func:`~skftrl._readers._libsvm.quick_scan_libsvm`).
 Both release the GIL in their compiled loops, so they run beside the imports
@@ -16,20 +16,14 @@ row.
 import threading
 import time
 
-from .._readers._chunks import rechunk
-from .._readers._libsvm import compiled_plain_parser, libsvm_pieces, quick_scan_libsvm
+from .._readers._libsvm import compiled_plain_parser, libsvm_row_chunks, quick_scan_libsvm
 from .._readers._sources import ReadAhead, data_format, is_regular_file
-
-# Parsed pieces (of about 4 MiB of text each) kept ready ahead of the
-# learning: enough for the parser to get ahead while scikit-learn is
-# imported, few enough that memory stays flat in the file size.
-PIECES_AHEAD = 2
 
 
 class EarlyLibsvm:
     """A LIBSVM training file being parsed (and scanned, if ``scan``) in threads."""
 
-    def __init__(self, path, scan, collect_labels):
+    def __init__(self, path, chunk_size, scan, collect_labels):
         self.path = path
         self.scan_result = self.scan_error = self.scan_seconds = None
         self.scanner = None
@@ -41,16 +35,18 @@ class EarlyLibsvm:
                 target=self.run_scan, args=(collect_labels,), name="skftrl-scan", daemon=True
             )
             self.scanner.start()
-        self.pieces = ReadAhead(libsvm_pieces(path), depth=PIECES_AHEAD)
+        self.chunks_ahead = libsvm_row_chunks(path, chunk_size, start=ReadAhead)
         self.taken = False
 
     def run_scan(self, collect_labels):
-        began = time.perf_counter()
+        # The thread's CPU time: it runs beside the imports and the parser,
+        # which its wall time would count too.
+        began = time.thread_time()
         try:
             self.scan_result = quick_scan_libsvm(self.path, collect_labels)
         except BaseException as error:  # raised where the result is asked for
             self.scan_error = error
-        self.scan_seconds = time.perf_counter() - began
+        self.scan_seconds = time.thread_time() - began
 
     def scan(self):
         """The compiled scan's :class:`~skftrl._readers._libsvm.LibsvmScan`, or
@@ -62,15 +58,15 @@ class EarlyLibsvm:
             raise self.scan_error
         return self.scan_result
 
-    def chunks(self, chunk_size):
-        """The file's chunks of ``chunk_size`` rows, indices as written (once a run)."""
+    def chunks(self):
+        """The file's chunks, indices as written (taken once a run)."""
         if self.taken:
             raise RuntimeError("the training file's chunks are taken once")
         self.taken = True
-        return rechunk(self.pieces, chunk_size)
+        return iter(self.chunks_ahead)
 
     def close(self):
-        self.pieces.close()
+        self.chunks_ahead.close()
 
 
 def start_reading(args):
@@ -84,4 +80,4 @@ def start_reading(args):
         and (collect_labels or not known_width)
         and is_regular_file(args.data)
     )
-    return EarlyLibsvm(args.data, scan, collect_labels)
+    return EarlyLibsvm(args.data, args.chunk_size, scan, collect_labels)

@@ -30,6 +30,13 @@ class Chunk(NamedTuple):
     def n_rows(self):
         return self.X.shape[0]
 
+    @property
+    def nbytes(self):
+        """The bytes of its arrays."""
+        X = self.X
+        arrays = (X.data, X.indices, X.indptr, self.y, self.lines, self.sample_weight)
+        return sum(array.nbytes for array in arrays if isinstance(array, np.ndarray))
+
     def rows(self, start, stop):
         """Rows ``start`` to ``stop`` (views of this chunk's arrays)."""
         X = self.X

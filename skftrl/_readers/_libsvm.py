@@ -9,7 +9,7 @@ itself, whose errors are then explained line by line by
 :func:`libsvm_line_problem`. With numba installed, large blocks go first to
 the same parser compiled (:mod:`._libsvm_numba`), which also reads comments,
 ``qid`` and exponents with identical results; the numpy parser stays the
-reference. Blocks are read and parsed one ahead in a thread
+reference. Blocks are read, parsed and cut into chunks ahead in a thread
 (:func:`~._sources.read_ahead`).
 
 Indices are parsed as written; :func:`fit_to_model` makes them a model's
@@ -25,6 +25,11 @@ import scipy.sparse as sp
 from ._chunks import MAX_CLASSES, Chunk, collect_classes, rechunk, row_at, too_many_labels
 from ._libsvm_numpy import parse_plain_libsvm_arrays
 from ._sources import IMPORT_LOCK, ByteSource, DataError, line_blocks, read_ahead
+
+# Parsed chunks kept ready ahead of the one being used: about two blocks of
+# text (see _sources.BLOCK_SIZE), enough for the parser to keep ahead while
+# memory stays flat in the file size.
+CHUNK_BYTES_AHEAD = 32 * 2**20
 
 # Feature indices of a LIBSVM file must fit the 32-bit integers of the parser.
 MAX_INDEX = 2**31 - 1
@@ -190,13 +195,16 @@ def libsvm_pieces(path, labels_required=True):
         source.close()
 
 
-def libsvm_row_chunks(path, chunk_size, labels_required=True):
+def libsvm_row_chunks(path, chunk_size, labels_required=True, start=read_ahead):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written.
 
-    The input is read and parsed ahead in a thread (:func:`read_ahead`), so
-    that parsing the next block overlaps with the work on this one.
+    The input is read, parsed and cut into chunks ahead in a thread
+    (``start``: :func:`read_ahead`, or :class:`~._sources.ReadAhead` to start
+    at once), CHUNK_BYTES_AHEAD of chunks at most, so that this work overlaps
+    with the work on the chunk being used.
     """
-    return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
+    chunks = rechunk(libsvm_pieces(path, labels_required), chunk_size)
+    return start(chunks, CHUNK_BYTES_AHEAD, lambda chunk: chunk.nbytes)
 
 
 def fit_to_model(path, chunk, spec, drop_extra=False):

@@ -9,13 +9,13 @@ be rewound. Only the standard library is imported here.
 """
 
 import bz2
+import collections
 import lzma
 import os
 import stat
 import sys
 import threading
 import zlib
-from queue import Full, Queue
 
 # Bytes read from the input at a time: large enough that numpy's per-call
 # cost vanishes, small enough that memory stays flat.
@@ -185,10 +185,10 @@ def line_blocks(source, quoted=False):
         yield line, carry
 
 
-def read_ahead(items, depth=READ_AHEAD):
-    """The items of a generator, produced by a background thread at most ``depth`` ahead
-    (a :class:`ReadAhead` started at the first item asked for)."""
-    ahead = ReadAhead(items, depth)
+def read_ahead(items, depth=READ_AHEAD, weigh=None):
+    """The items of a generator, produced ahead by a background thread (a
+    :class:`ReadAhead` started at the first item asked for)."""
+    ahead = ReadAhead(items, depth, weigh)
     try:
         yield from ahead
     finally:
@@ -196,8 +196,10 @@ def read_ahead(items, depth=READ_AHEAD):
 
 
 class ReadAhead:
-    """The items of a generator, produced by a background thread at most
-    ``depth`` ahead, from the moment it is made.
+    """The items of a generator, produced by a background thread ahead of
+    their use, from the moment it is made: at most ``depth`` items, or with
+    ``weigh`` (an item's size), items weighing at most ``depth`` in all (and
+    one item at least, whatever it weighs).
 
     An exception of the generator is raised by the iteration, at the item
     where it happened. :meth:`close` (also when the consumer stops early: an
@@ -207,36 +209,48 @@ class ReadAhead:
 
     END = object()
 
-    def __init__(self, items, depth=READ_AHEAD):
-        self.items = items
-        self.queue = Queue(maxsize=depth)
-        self.stop = threading.Event()
+    def __init__(self, items, depth=READ_AHEAD, weigh=None):
+        self.items, self.depth = items, depth
+        self.weigh = weigh or (lambda item: 1)
+        self.ready = collections.deque()  # (item, error, weight), in order
+        self.held = 0  # what the ready items weigh
+        self.changed = threading.Condition()
+        self.stopped = False
         self.thread = threading.Thread(target=self.produce, name="skftrl-read-ahead", daemon=True)
         self.thread.start()
 
-    def put(self, item):
-        while not self.stop.is_set():
-            try:
-                self.queue.put(item, timeout=0.1)
-                return True
-            except Full:
-                continue
-        return False
+    def put(self, item, error=None):
+        """Wait for room, then make ``item`` ready; False if the consumer has stopped."""
+        weight = 0 if item is self.END else self.weigh(item)
+        with self.changed:
+            while self.ready and self.held + weight > self.depth and not self.stopped:
+                self.changed.wait()
+            if self.stopped:
+                return False
+            self.ready.append((item, error, weight))
+            self.held += weight
+            self.changed.notify_all()
+            return True
 
     def produce(self):
         try:
             for item in self.items:
-                if not self.put((item, None)):
+                if not self.put(item):
                     return
-            self.put((self.END, None))
+            self.put(self.END)
         except BaseException as error:
-            self.put((self.END, error))
+            self.put(self.END, error)
         finally:
             self.items.close()
 
     def __iter__(self):
         while True:
-            item, error = self.queue.get()
+            with self.changed:
+                while not self.ready:
+                    self.changed.wait()
+                item, error, weight = self.ready.popleft()
+                self.held -= weight
+                self.changed.notify_all()
             if error is not None:
                 self.close()
                 raise error
@@ -245,7 +259,9 @@ class ReadAhead:
             yield item
 
     def close(self):
-        self.stop.set()
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
         # Not joined without a limit: a thread waiting to read a pipe or a
         # terminal cannot be stopped (an interrupted `skftrl train -` would
         # hang). It is a daemon, and ends at its next read or with the process.
