@@ -168,7 +168,7 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
             scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache, chunks)
     if spec is None:
         spec = LibsvmSpec(scan.n_features, zero_based=scan.zero_based or args.zero_based)
-    elif spec.hash_bits is None and scan.largest_index >= 0:
+    elif spec.hash_bits is None and scan.largest_index >= 0 and not args.drop_extra_features:
         offset = 0 if spec.zero_based else 1
         if scan.largest_index + 1 - offset > spec.n_features:
             raise DataError(
