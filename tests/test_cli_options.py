@@ -13,6 +13,7 @@ deviances against scikit-learn's ``mean_poisson_deviance``.
 import argparse
 import io
 import re
+import subprocess
 
 import joblib
 import numpy as np
@@ -24,6 +25,8 @@ from test_cli import (
     CLICK_LINES,
     assert_same_state,
     chunked_partial_fit,
+    command,
+    environment,
     read_numbers,
     run,
     run_here,
@@ -212,13 +215,13 @@ def test_every_command_takes_the_model_file_positionally_or_by_flag(a9a_dir):
         ],
         "inspect": [["pos.joblib"], ["--model", "pos.joblib"], ["-i", "pos.joblib"]],
     }
-    for command, variants in spellings.items():
+    for name, variants in spellings.items():
         outputs = set()
         for args in variants:
-            result = run_here(command, *args, cwd=a9a_dir)
+            result = run_here(name, *args, cwd=a9a_dir)
             assert result.returncode == 0, (args, result.stderr)
             outputs.add(result.stdout)
-        assert len(outputs) == 1, command
+        assert len(outputs) == 1, name
     X, _ = load_svmlight_file(str(a9a_dir / "b.svm"), n_features=123)
     result = run_here("predict", "b.svm", "pos.joblib", cwd=a9a_dir)
     assert np.array_equal(read_numbers(result.stdout)[:, 0], by_flag.predict_proba(X)[:, 1])
@@ -496,10 +499,76 @@ def test_every_option_of_every_command_has_help():
     commands = next(
         action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
     )
-    for name, command in commands.choices.items():
-        assert command.description, name
-        for action in command._actions:
+    for name, subcommand in commands.choices.items():
+        assert subcommand.description, name
+        for action in subcommand._actions:
             assert action.help, (name, action.option_strings or action.dest)
     help_text = io.StringIO()
     commands.choices["demo"].print_help(help_text)
     assert "--chunk-size N        rows per partial_fit call" in help_text.getvalue()
+
+
+# ------------------------------------------- reading while importing
+# Three copies of a9a (97,683 rows, 11 MB): several blocks of text and many
+# chunks, so that the parsing thread is far ahead of the learning.
+A9A_X3 = shipped_lines("a9a.gz") * 3
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "message"),
+    [
+        # A value the compiled scan skips: the parse that learns refuses it.
+        ("-1 4:1 6:one 20:1\n", "the feature value in '6:one' is not a number"),
+        # A form the compiled scan leaves to the parsing scan, which refuses it.
+        ("yes 3:1 6:1\n", "the label 'yes' is not a number"),
+    ],
+)
+def test_an_error_late_in_a_large_file_leaves_no_model(tmp_path, bad_line, message):
+    lines = list(A9A_X3)
+    lines[79_999] = bad_line.encode()
+    write(tmp_path / "big.svm", lines)
+    (tmp_path / "m").write_bytes(b"the previous model")
+    for hints in ([], ["--n-features", "123", "--classes", "-1,1"]):
+        result = run_here("train", "big.svm", "m", *hints, cwd=tmp_path)
+        assert result.returncode == 1
+        assert result.stderr == f"skftrl: error: big.svm:80000: {message}\n"
+        assert (tmp_path / "m").read_bytes() == b"the previous model"
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["big.svm", "m"]
+
+
+def test_a_large_file_trains_the_model_of_partial_fit_with_and_without_hints(tmp_path):
+    lines = [b"# a comment line\n", *A9A_X3[:50_000], b"\n", *A9A_X3[50_000:]]
+    write(tmp_path / "big.svm", lines)
+    X, y = load_svmlight_file(str(tmp_path / "big.svm"), n_features=123)
+    reference = chunked_partial_fit(FTRLClassifier(l1=1.0), X, y, 10_000, classes=[-1, 1])
+    hints = ["--n-features", "123", "--classes", "-1,1"]
+    for given in ([], hints[:2], hints[2:], hints):  # the last needs no first pass
+        model, out = trained(tmp_path, "big.svm", "m", "--l1", "1", *given)
+        assert_same_state(model, reference)
+        assert model.loss_curve_ == reference.loss_curve_
+        assert model.training_log_[-1]["rows"] == len(A9A_X3)
+        assert ("scanned big.svm" in out) == (given != hints)
+    # The parsing scan (without the compiled one) finds the same, with its cache.
+    lines[10] = b"+1 qid:3 " + lines[10].split(b" ", 1)[1]
+    write(tmp_path / "big.svm", lines)
+    model, out = trained(tmp_path, "big.svm", "m", "--l1", "1", "--passes", "2")
+    chunked_partial_fit(reference, X, y, 10_000)
+    assert_same_state(model, reference)
+
+
+def test_standard_input_of_many_blocks_loses_no_row(tmp_path):
+    data = b"".join(A9A_X3)
+    result = subprocess.run(
+        command("train", "-", "m", "--n-features", 123, "--classes", "-1,1", "--passes", 2),
+        input=data,
+        capture_output=True,
+        cwd=tmp_path,
+        env=environment(),
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    X, y = load_svmlight_file(io.BytesIO(data), n_features=123)
+    reference = chunked_partial_fit(FTRLClassifier(), X, y, 10_000, passes=2, classes=[-1, 1])
+    model = joblib.load(tmp_path / "m")
+    assert_same_state(model, reference)
+    assert model.n_samples_seen_ == 2 * len(A9A_X3)

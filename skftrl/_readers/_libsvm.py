@@ -339,18 +339,15 @@ def quick_scan_libsvm(path, collect_labels):
         return None
     found = np.zeros(7, dtype=np.int64)
     found[LARGEST], found[SMALLEST] = -1, MAX_INDEX + 1
-    labels = np.empty(MAX_CLASSES + 1)
+    labels = np.empty(MAX_CLASSES if collect_labels else 0)  # one more stops the scan
     source = ByteSource(path)
     try:
         for first_line, block in line_blocks(source):
             scan_block(block, first_line, found, labels)
             if found[OTHER_FORM_LINE]:
                 return None
-            if found[TOO_MANY_LINE] and collect_labels:
+            if found[TOO_MANY_LINE]:
                 raise too_many_labels(path, int(found[TOO_MANY_LINE]))
-            if found[TOO_MANY_LINE]:  # the labels are not needed: counted no more
-                found[TOO_MANY_LINE] = 0
-                found[N_LABELS] = 0
     finally:
         source.close()
     if not found[ROWS]:

@@ -312,9 +312,9 @@ def _scan(buffer, first_line, found, labels):
 
     Adds the block's rows to ``found[ROWS]``, keeps ``found[LARGEST]`` (and
     the line where it first appears) and ``found[SMALLEST]``, and appends
-    each new label to ``labels`` (``found[N_LABELS]`` of them). A label that
-    would overflow ``labels`` stops the scan, its line in
-    ``found[TOO_MANY_LINE]``. It reads the forms of the parser's common
+    each new label to ``labels`` (``found[N_LABELS]`` of them; none if
+    ``labels`` is empty). A label that would overflow ``labels`` stops the
+    scan, its line in ``found[TOO_MANY_LINE]``. It reads the forms of the parser's common
     tokens (a plain decimal label, ``index:`` with 1 to 9 digits of index,
     whitespace, comments); any other form stops it, the line in
     ``found[OTHER_FORM_LINE]``, and the parser's own pass reads or explains
@@ -371,6 +371,8 @@ def _scan(buffer, first_line, found, labels):
                 label = -label
             row_line = line
             found[ROWS] += 1
+            if labels.size == 0:  # the labels are not collected
+                continue
             known = False
             for seen in range(found[N_LABELS]):
                 if labels[seen] == label:
