@@ -568,10 +568,7 @@ def add_inspect_command(commands):
         help="weights (and interactions) to list (default 20)",
     )
     inspect.add_argument(
-        "--all",
-        "--readable_model",
-        action="store_true",
-        help="list every non-zero weight, by feature (as VW's --readable_model, to stdout)",
+        "--all", action="store_true", help="list every non-zero weight, by feature"
     )
     inspect.add_argument(
         "--zero-based",
