@@ -1791,9 +1791,13 @@ def test_holdout_of_weighted_csv_rows(tmp_path):
         ),
         (
             ["--holdout-period", "1"],
-            "argument --holdout-period/--holdout_period: must be 2 or more (every K-th row is held out",
+            "argument --holdout-period/--holdout_period: must be 2 or more (every K-th row is "
+            "held out",
         ),
-        (["--holdout-period", "0.5"], "argument --holdout-period/--holdout_period: not an integer: '0.5'"),
+        (
+            ["--holdout-period", "0.5"],
+            "argument --holdout-period/--holdout_period: not an integer: '0.5'",
+        ),
         (
             ["--n-iter-no-change", "3"],
             "--n-iter-no-change stops the passes on the held-out loss: add --holdout-period K",
