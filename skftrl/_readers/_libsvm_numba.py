@@ -200,6 +200,11 @@ def _parse(buffer, labels_required, values, indices, indptr, labels, line_offset
                     largest = max(largest, index)
                     nnz += 1
                     indptr[n_rows] = nnz
+                    # The line's next pair, most often after one space, read
+                    # at once (about a tenth faster than going round).
+                    if end + 1 < size and buffer[end] == 32 and 48 <= buffer[end + 1] <= 57:
+                        position = end + 1
+                        continue
                 else:
                     row_line = line
                     line_offsets[n_rows] = line
