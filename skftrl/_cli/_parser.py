@@ -212,7 +212,9 @@ def add_hyper_parameters(parser):
 
 
 def add_files(parser, names, help):
-    """The positional files of a command: ``names`` (e.g. ``DATA [MODEL]``)."""
+    """The positional files of a command: ``names`` (e.g. ``DATA [MODEL]``),
+    which may come anywhere among the options (see ``_arguments``)."""
+    parser.usage = f"%(prog)s [options] {names}"
     parser.add_argument("files", metavar=names, nargs="*", help=help)
 
 
