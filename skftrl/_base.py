@@ -162,6 +162,25 @@ class StateCheckpoint:
         del estimator.loss_curve_[self.n_loss_curve :]
 
 
+def early_stopping_of(estimator, columns, *, tie=0.0, keep_best=True):
+    """An :class:`~skftrl._stopping.EarlyStopping` of a fitted estimator's
+    passes, with its ``tol`` and ``n_iter_no_change``, a checkpoint of the
+    state of ``columns`` (the only features the passes learn from) and the
+    held-out loss of rows as ``fit`` scores them.
+
+    The estimators' internal interface of early stopping: ``fit`` and the
+    command line's ``--holdout-period`` both use it.
+    """
+    return EarlyStopping(
+        estimator.tol,
+        estimator.n_iter_no_change,
+        tie=tie,
+        checkpoint=StateCheckpoint(estimator, columns),
+        keep_best=keep_best,
+        held_out_loss=estimator._held_out_loss,
+    )
+
+
 class BaseFTRL(BaseEstimator):
     """Hyper-parameters, state and training loop of every estimator."""
 
@@ -541,25 +560,6 @@ class BaseFTRL(BaseEstimator):
         # In their original order, which fit keeps when shuffle=False.
         return np.sort(training_rows), np.sort(validation_rows)
 
-    def _early_stopping(self, columns, *, tie=0.0, keep_best=True):
-        """An :class:`~skftrl._stopping.EarlyStopping` of this model's passes,
-        with ``tol`` and ``n_iter_no_change``, a checkpoint of the state of
-        ``columns`` (the only features the passes learn from) and the
-        held-out loss of rows as ``fit`` scores them.
-
-        The internal interface of early stopping: ``fit`` and the command
-        line's ``--holdout-period`` use it (the command line through nothing
-        else private).
-        """
-        return EarlyStopping(
-            self.tol,
-            self.n_iter_no_change,
-            tie=tie,
-            checkpoint=StateCheckpoint(self, columns),
-            keep_best=keep_best,
-            held_out_loss=self._held_out_loss,
-        )
-
     def _held_out_loss(self, X, y, sample_weight):
         """The summed loss of rows of a fitted model and their summed weight,
         each row's loss as early stopping scores it; the rows are validated
@@ -605,8 +605,11 @@ class BaseFTRL(BaseEstimator):
         # started from. Only the columns of X change during fit, so a
         # checkpoint of theirs is one of the state.
         keep_best = self.early_stopping is True
-        stopping = self._early_stopping(
-            np.unique(X.indices), tie=0.0 if keep_best else (self.tol or 0.0), keep_best=keep_best
+        stopping = early_stopping_of(
+            self,
+            np.unique(X.indices),
+            tie=0.0 if keep_best else (self.tol or 0.0),
+            keep_best=keep_best,
         )
         self.n_iter_ = self._passes_until_no_change(
             X, targets, sample_weight, rows, random_state, stopping, held_out

@@ -21,6 +21,21 @@ from ._engines._records import initial_factor_state, new_factor_state
 from ._regressor import FTRLRegressor
 
 
+def factors_of_columns(estimator, columns):
+    """The factors of a fitted factorization machine's features ``columns``
+    in closed form, shape (n_outputs, len(columns), n_components), computing
+    only theirs (``components_`` computes every feature's).
+
+    The estimators' internal interface for the command line's ``inspect``,
+    which shows the learned columns' interactions.
+    """
+    return weights_from_state(
+        estimator.z_factors_[:, columns],
+        estimator.n_factors_[:, columns],
+        estimator._parameters().of_factors(),
+    )
+
+
 class _FactorizationMachine:
     """What a factorization machine adds to an FTRL estimator (a mixin): the
     family's name and records, the factors' parameters, their fresh state and
@@ -58,19 +73,6 @@ class _FactorizationMachine:
         """Factors, shape (n_outputs, n_features, n_components), from the state in closed form."""
         check_is_fitted(self)
         return self._prediction_engine().factors(self._state(), self._parameters())
-
-    def _factors(self, columns):
-        """The factors of the features ``columns`` in closed form, shape
-        (n_outputs, len(columns), n_components), computing only theirs.
-
-        With ``_early_stopping``, the estimators' internal interface for the
-        command line (its ``inspect`` shows the learned columns' interactions).
-        """
-        return weights_from_state(
-            self.z_factors_[:, columns],
-            self.n_factors_[:, columns],
-            self._parameters().of_factors(),
-        )
 
     def _parameters(self):
         linear = super()._parameters()

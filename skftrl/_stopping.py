@@ -2,7 +2,7 @@
 
 ``fit`` (``early_stopping``, ``tol``, ``n_iter_no_change``) and the command
 line's ``--holdout-period`` both stop their passes with one
-:class:`EarlyStopping`, made by an estimator's ``_early_stopping``.
+:class:`EarlyStopping`, made by ``skftrl._base.early_stopping_of``.
 """
 
 import numpy as np

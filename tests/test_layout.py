@@ -108,3 +108,49 @@ def test_modules_never_import_from_their_package_face(package, name):
 def test_modules_are_at_most_about_700_lines(name):
     # A module a reader can hold in one sitting.
     assert len(MODULES[name].read_text().splitlines()) <= LONGEST_MODULE
+
+
+# The modules of the estimators; every other module uses them through their
+# public API and the functions these modules offer.
+ESTIMATOR_MODULES = {"skftrl._base", "skftrl._classifier", "skftrl._regressor", "skftrl._fm"}
+
+
+def estimators_private_methods():
+    """The private (single underscore) methods and properties of the
+    estimator modules' classes."""
+    names = set()
+    for name in ESTIMATOR_MODULES:
+        for node in ast.walk(ast.parse(MODULES[name].read_text())):
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        if item.name.startswith("_") and not item.name.startswith("__"):
+                            names.add(item.name)
+    return names
+
+
+PRIVATE_METHODS = estimators_private_methods()
+
+
+def test_private_methods_are_found():
+    assert {"_prepare_rows", "_held_out_loss", "_parameters", "_state"} <= PRIVATE_METHODS
+
+
+@pytest.mark.parametrize("name", sorted(set(MODULES) - ESTIMATOR_MODULES))
+def test_no_module_outside_the_estimators_calls_their_private_methods(name):
+    # Any object's attribute of such a name other than its own class's
+    # (self, cls, super()): a module whose own classes name a method alike
+    # must choose another name.
+    used = [
+        f"line {node.lineno}: .{node.attr}"
+        for node in ast.walk(ast.parse(MODULES[name].read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr in PRIVATE_METHODS
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        and not (
+            isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "super"
+        )
+    ]
+    assert not used, f"{name} uses estimators' private methods: {used}"

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.base import is_classifier
 
+from .._base import early_stopping_of
 from .._readers._cache import ChunkCache
 from .._readers._sources import DataError
 from ._estimators import check_known_labels
@@ -65,7 +66,7 @@ class Holdout:
                 f"data row{'s' if n_rows != 1 else ''}, fewer than {self.period}",
             )
         if self.stopping is None:
-            self.stopping = estimator._early_stopping(np.flatnonzero(self.used_columns))
+            self.stopping = early_stopping_of(estimator, np.flatnonzero(self.used_columns))
         loss_sum = weight_sum = 0.0
         for chunk in self.cache.chunks():
             chunk_loss, chunk_weight = held_out_loss(estimator, self.stopping, chunk, self.path)

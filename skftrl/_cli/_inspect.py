@@ -3,6 +3,7 @@
 import numpy as np
 
 from .._classifier import FTRLClassifier
+from .._fm import factors_of_columns
 from ._estimators import format_label
 from ._model_files import load_model
 
@@ -43,7 +44,7 @@ def learned_factors(estimator):
     n = estimator.n_factors_
     initial_n = n.dtype.type(estimator.initial_accumulator_value)
     columns = np.flatnonzero((n != initial_n).any(axis=(0, 2)))
-    factors = estimator._factors(columns)
+    factors = factors_of_columns(estimator, columns)
     nonzero = (factors != 0).any(axis=(0, 2))
     return columns[nonzero], factors[:, nonzero]
 
