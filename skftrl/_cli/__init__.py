@@ -35,10 +35,11 @@ from ._parser import UsageError, build_parser
 def without_pandas():
     """scikit-learn imported without pandas, when neither is imported yet.
 
-    scikit-learn imports pandas at start-up when it is installed (a quarter
-    of a second and 70 MB, about a sixth of a ``train`` run on a million
-    rows), for DataFrames the command line never gives it; pandas is
-    importable again as soon as scikit-learn is imported.
+    scikit-learn imports pandas at start-up when it is installed, for
+    DataFrames the command line never gives it: a sizeable part of the
+    command's start-up time and memory (benchmarks/bench_cli.py --profile
+    measures it). pandas is importable again as soon as scikit-learn is
+    imported.
     """
     if "sklearn" in sys.modules or "pandas" in sys.modules:
         yield
