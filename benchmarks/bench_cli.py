@@ -14,7 +14,7 @@
    and with ``--classes 0,1``), against VW on the same rows written as VW
    text (one namespace, ``column=value`` features, ``-b 20``).
 3. Peak memory of ``skftrl train --hash-bits 20`` (a 2**20-column linear
-   model) on LIBSVM files of 10**5 and 10**6 rows of a9a drawn at random:
+   model) on LIBSVM files of 10**5, 10**6 and 3 * 10**6 rows of a9a drawn at random:
    flat in the file size.
 4. ``--profile``: where ``skftrl train``'s CPU time goes (each import in a new
    process; parsing, the compiled scan and ``partial_fit`` in this process),
@@ -271,7 +271,7 @@ def click_speed(directory, row_counts, repeats, baseline):
 def memory(directory, repeats):
     lines = shipped("a9a.gz").splitlines(keepends=True)
     commands = {}
-    for n_rows in (100_000, 1_000_000):
+    for n_rows in (100_000, 1_000_000, 3_000_000):
         path = os.path.join(directory, f"rows{n_rows}.svm")
         picks = np.random.RandomState(0).randint(len(lines), size=n_rows)
         with open(path, "wb") as file:
@@ -343,7 +343,9 @@ def profile(directory, repeats):
         "parse (numba-compiled parser)": lambda: parse(True),
         "parse (numpy parser)": lambda: parse(False),
         "first pass: compiled scan of labels and indices": lambda: quick_scan_libsvm(path, True),
-        "first pass: parsing scan (without numba)": lambda: scan_libsvm(path, 10_000, True),
+        "first pass: parsing scan (as without the compiled scan)": lambda: scan_libsvm(
+            path, 10_000, True
+        ),
     }
     for name, step in steps.items():
         times = []
