@@ -227,6 +227,16 @@ def test_every_command_takes_the_model_file_positionally_or_by_flag(a9a_dir):
     assert np.array_equal(read_numbers(result.stdout)[:, 0], by_flag.predict_proba(X)[:, 1])
 
 
+def test_predictions_file_by_every_spelling(a9a_dir):
+    trained(a9a_dir, "a.svm", "m", "--n-features", "123")
+    written = set()
+    for flag in ("--output", "-p", "--predictions"):
+        result = run_here("predict", "--testonly", "b.svm", "m", flag, f"out{flag}", cwd=a9a_dir)
+        assert result.returncode == 0 and result.stdout == "", result.stderr
+        written.add((a9a_dir / f"out{flag}").read_text())
+    assert written == {run_here("predict", "b.svm", "m", cwd=a9a_dir).stdout}
+
+
 def test_inspect_model_positionally_in_a_subprocess(a9a_dir):
     trained(a9a_dir, "a.svm", "m")
     result = run("inspect", "m", cwd=a9a_dir)
