@@ -75,9 +75,7 @@ def start_reading(args):
         return None
     known_width = args.n_features is not None or args.hash_bits is not None
     collect_labels = args.task == "classify" and args.classes is None
-    scan = (
-        args.initial_model is None
-        and (collect_labels or not known_width)
-        and is_regular_file(args.data)
-    )
+    scan = args.initial_model is None and (collect_labels or not known_width)
+    if scan and not is_regular_file(args.data):
+        return None  # a stream that needs a first pass: refused before it is read
     return EarlyLibsvm(args.data, args.chunk_size, scan, collect_labels)
