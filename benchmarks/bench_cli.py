@@ -32,7 +32,7 @@ skftrl (an exported checkout: ``git archive REV skftrl | tar -x -C DIR``).
 Every file is written to a temporary directory, deleted at the end.
 
     python benchmarks/bench_cli.py --repeats 5
-    python benchmarks/bench_cli.py --repeats 3 --click-rows 500000,10000000 --skip libsvm,memory
+    python benchmarks/bench_cli.py --repeats 1 --click-rows 10000000 --click-warmup 0 --skip libsvm,memory
 """
 
 import argparse
@@ -102,11 +102,12 @@ def run_once(command, cwd):
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def interleaved(commands, cwd, repeats):
-    """Every command run once to warm up, then ``repeats`` turns in a rotating
-    order; ``{name: [(wall, cpu, peak), ...]}``."""
+def interleaved(commands, cwd, repeats, warmup=1):
+    """Every command run ``warmup`` times first, then ``repeats`` turns in a
+    rotating order; ``{name: [(wall, cpu, peak), ...]}``."""
     for command in commands.values():
-        run_once(command, cwd)
+        for _ in range(warmup):
+            run_once(command, cwd)
     names = list(commands)
     measured = {name: [] for name in names}
     for turn in range(repeats):
@@ -243,7 +244,7 @@ def write_click_files(directory, n_rows, seed=0):
     return csv_path, vw_path
 
 
-def click_speed(directory, row_counts, repeats, baseline):
+def click_speed(directory, row_counts, repeats, baseline, warmup=1):
     for n_rows in row_counts:
         csv_path, vw_path = write_click_files(directory, n_rows)
         plain = ["train", csv_path, "--label-column", "clicked", "--hash-bits", 20]
@@ -256,7 +257,7 @@ def click_speed(directory, row_counts, repeats, baseline):
                 *plain, "--classes", "0,1", package=package
             )
         commands["vw --ftrl -b 20"] = [*VW, "-d", vw_path, "-f", "vw.model", "-b", "20"]
-        measured = interleaved(commands, directory, repeats)
+        measured = interleaved(commands, directory, repeats, warmup)
         table(
             f"2. one pass over the click CSV ({n_rows:,} rows, 20 categorical columns), "
             f"median of {repeats} turns",
@@ -400,6 +401,12 @@ def main():
     )
     parser.add_argument("--profile", action="store_true", help="also where the time goes")
     parser.add_argument(
+        "--click-warmup",
+        type=int,
+        default=1,
+        help="warm-up runs of each click CSV command (default 1; 0 for the long files)",
+    )
+    parser.add_argument(
         "--baseline", metavar="DIR", help="also time the skftrl package found in DIR"
     )
     args = parser.parse_args()
@@ -410,7 +417,7 @@ def main():
             libsvm_speed(directory, args.a9a_copies, args.repeats, baseline)
         if "click" not in skip:
             rows = [int(float(n)) for n in args.click_rows.split(",")]
-            click_speed(directory, rows, args.repeats, baseline)
+            click_speed(directory, rows, args.repeats, baseline, args.click_warmup)
         if "memory" not in skip:
             memory(directory, args.repeats)
         if args.profile:
