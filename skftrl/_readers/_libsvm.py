@@ -133,10 +133,10 @@ def parse_libsvm_block(path, first_line, block, labels_required=True):
     """
     plain = parse_plain_libsvm(block, labels_required)
     if plain is not None:
+        # At most 15 digits and powers of ten within 10**+-22: always finite.
         X, y, line_offsets = plain
-        chunk = Chunk(X, y, first_line + line_offsets)
-    else:
-        chunk = parse_with_sklearn(path, first_line, block, labels_required)
+        return Chunk(X, y, first_line + line_offsets)
+    chunk = parse_with_sklearn(path, first_line, block, labels_required)
     check_finite(path, chunk)
     return chunk
 
