@@ -546,7 +546,8 @@ BAD_INPUT = {
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 5, "-1 2:1 124:1\n")},
         ["train", "train.svm", "--test", "test.svm", "--model", "model", "--n-features", 123],
         "test.svm:5: feature index 124 is beyond the model's 123 features (indices 1 to 123; "
-        "train with --n-features for a wider model, or --hash-bits)",
+        "train with --n-features for a wider model, or --hash-bits; --drop-extra-features "
+        "leaves such indices out)",
     ),
     "test label not a class": (
         {"train.svm": A9A_HEAD, "test.svm": with_line(A9A_HEAD, 8, "2 5:1 7:1\n")},
@@ -606,7 +607,8 @@ BAD_INPUT = {
         {"model": "libsvm model", "new.svm": with_line(A9A_HEAD, 4, "-1 5:1 200:1\n")},
         ["predict", "--model", "model", "new.svm", "--output", "out.txt"],
         "new.svm:4: feature index 200 is beyond the model's 123 features (indices 1 to 123; "
-        "train with --n-features for a wider model, or --hash-bits)",
+        "train with --n-features for a wider model, or --hash-bits; --drop-extra-features "
+        "leaves such indices out)",
     ),
     "predict csv without a feature column": (
         {"model": "csv model", "new.csv": csv_lines(CLICKS, ["age", "color", "city"])},
@@ -1206,15 +1208,15 @@ def test_a_width_beyond_memory_says_what_it_needs_and_suggests_hashing(tmp_path,
     [
         (
             ["train", "a.svm", "--model", "a.svm"],
-            "--model a.svm is the DATA file: it would be overwritten",
+            "the model file a.svm is the DATA file: it would be overwritten",
         ),
         (
             ["train", "a.svm", "--test", "t.svm", "--model", "./t.svm"],
-            "--model ./t.svm is the --test file: it would be overwritten",
+            "the model file ./t.svm is the --test file: it would be overwritten",
         ),
         (
             ["predict", "--model", "m", "a.svm", "--output", "m"],
-            "--output m is the --model file: it would be overwritten",
+            "--output m is the model file: it would be overwritten",
         ),
         (
             ["train", "a.svm", "--model", "m", "--classes", "1"],
@@ -1234,7 +1236,7 @@ def test_a_width_beyond_memory_says_what_it_needs_and_suggests_hashing(tmp_path,
         ),
         (
             ["train", "c.csv", "--model", "m", "--label-column", "clicked", "--n-features", "9"],
-            "--n-features and --zero-based are for LIBSVM data",
+            "--n-features, --zero-based and --drop-extra-features are for LIBSVM data",
         ),
     ],
 )
@@ -1824,16 +1826,20 @@ def test_holdout_of_weighted_csv_rows(tmp_path):
         ),
         (
             ["--holdout-period", "1"],
-            "argument --holdout-period: must be 2 or more (every K-th row is held out",
+            "argument --holdout-period/--holdout_period: must be 2 or more (every K-th row is "
+            "held out",
         ),
-        (["--holdout-period", "0.5"], "argument --holdout-period: not an integer: '0.5'"),
+        (
+            ["--holdout-period", "0.5"],
+            "argument --holdout-period/--holdout_period: not an integer: '0.5'",
+        ),
         (
             ["--n-iter-no-change", "3"],
             "--n-iter-no-change stops the passes on the held-out loss: add --holdout-period K",
         ),
         (
             ["--holdout-period", "3", "--n-iter-no-change", "0"],
-            "argument --n-iter-no-change: must be 1 or more, got 0",
+            "argument --n-iter-no-change/--early_terminate: must be 1 or more, got 0",
         ),
         (
             ["--holdout-period", "3", "--tol", "-1"],

@@ -15,13 +15,14 @@ from sklearn.datasets import load_svmlight_file
 from conftest import HAS_NUMBA
 from skftrl._cli._model_files import atomic_output
 from skftrl._readers._cache import ChunkCache
-from skftrl._readers._chunks import Chunk, concatenate, rechunk
+from skftrl._readers._chunks import MAX_CLASSES, Chunk, concatenate, rechunk
 from skftrl._readers._csv import feature_columns, read_csv, scan_csv
 from skftrl._readers._libsvm import (
     libsvm_line_problem,
     libsvm_row_chunks,
     parse_plain_libsvm,
     parse_with_sklearn,
+    quick_scan_libsvm,
     read_libsvm,
     scan_libsvm,
 )
@@ -131,6 +132,37 @@ def test_read_ahead_stops_its_thread_and_closes_the_input_when_left_early():
     reader.close()  # as when training stops at an error
     assert closed.is_set()
     assert set(threading.enumerate()) - threads == set()
+
+
+def test_read_ahead_holds_items_up_to_their_weight():
+    """With ``weigh``, the items ready ahead of the consumer weigh at most
+    ``depth`` in all, and one item at least is always ready."""
+    import threading
+
+    produced, consumed = [], []
+    produced_changed = threading.Condition()
+
+    def items():
+        for weight in [3, 3, 3, 9, 1, 1, 1, 1]:
+            with produced_changed:
+                produced.append(weight)
+                produced_changed.notify_all()
+            yield weight
+
+    def ahead():  # produced and not consumed, once the producer has waited a little
+        with produced_changed:
+            produced_changed.wait_for(lambda: False, timeout=0.2)
+            return produced[len(consumed) :]
+
+    reader = read_ahead(items(), depth=7, weigh=lambda weight: weight)
+    consumed.append(next(reader))
+    # 3 and 3 wait (6 <= 7); the third 3 would make 9: it is produced, not put.
+    assert ahead()[:2] == [3, 3] and sum(ahead()[:-1]) <= 7
+    consumed.append(next(reader))
+    consumed.append(next(reader))
+    consumed.append(next(reader))  # 9 alone: heavier than depth, ready all the same
+    consumed.extend(reader)
+    assert consumed == [3, 3, 3, 9, 1, 1, 1, 1]
 
 
 def test_scan_and_read_libsvm_one_based(tmp_path):
@@ -339,6 +371,26 @@ EDGE_BLOCKS = [
     b"- 2:1\n",
     b"1,3 2:1\n",
     b"nan 2:1\n",
+    # The compiled parser's common tokens end only at whitespace, "#" or the
+    # end, with at most 15 digits; anything else is read by its general path.
+    b"1 5.:1\n",
+    b"1 .5:1\n",
+    b"1 0000000003:1\n",
+    b"1 000000003:1\n",
+    b"1 3::1\n",
+    b"1 3:1x\n",
+    b"1 3:1\x0c\n",
+    b"1 3:1\t4:2\r\n",
+    b"+1 2:1\n-.5 3:1\n1. 4:1\n-0 5:1\n",
+    b"1x 2:1\n",
+    b"1:1\n",
+    b"1234567890123456 2:1\n",
+    b"123456789012345 2:1\n",
+    b"1 2:1 3:-0.000000000000001 4:999999999999999\n",
+    b"1 2:1#\n1 2:1",
+    b"1 2:1 1:1\n",
+    b"1 2:1\n",
+    b"1 999999999:1\n",
 ]
 
 
@@ -353,7 +405,7 @@ def assert_same_arrays(first, second):
             assert one is None and other is None
             continue
         assert one.dtype == other.dtype and one.shape == other.shape
-        assert np.array_equal(one.view(np.int64), other.view(np.int64))
+        assert np.array_equal(one.view(f"u{one.itemsize}"), other.view(f"u{other.itemsize}"))
     assert first[5] == second[5]
 
 
@@ -437,6 +489,76 @@ def test_compiled_parser_reads_comments_qid_and_exponents(block):
     parsed = compiled(block, True)
     assert parsed is not None
     assert_same_csr(parsed, sklearn_arrays(block, True))
+
+
+def quick_and_parsing_scans(path):
+    """The compiled scan's findings and the parsing scan's, as tuples (labels as lists)."""
+    quick = quick_scan_libsvm(path, collect_labels=True)
+    full = scan_libsvm(path, 7, collect_labels=True)
+    as_tuple = lambda scan: None if scan is None else (*scan[:5], scan.labels.tolist())  # noqa: E731
+    return as_tuple(quick), as_tuple(full)
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"1 1:1 3:2\n0 2:1\n1 7:1\n",
+        b"1 0:1 3:2\n-1 2:1\n",  # an index 0: zero-based
+        b"# a comment: 99:1\n1 2:1 # 50:3\n\n-1 4:1e5 9:-.5\n  +1\t3:1\r\n-0 1:2",
+        b"1\n-1\n",  # rows without features
+        b"2.5 1:1\n-1.25 1:1\n3 1:1\n",
+        b"1 2:a 3:1\n",  # a value the scan skips: the parse refuses it
+        b"1 5:1 123456789:1\n",  # 9 digits: the widest index the scan reads
+    ]
+    + [random_plain_libsvm(seed) for seed in range(3)]
+    + [random_libsvm_with_extras(seed).replace(b"qid", b"# q") for seed in range(2)],
+)
+def test_the_compiled_scan_finds_what_the_parsing_scan_finds(tmp_path, text):
+    path = tmp_path / "data.svm"
+    path.write_bytes(text)
+    quick, full = None, None
+    try:
+        quick, full = quick_and_parsing_scans(path)
+    except DataError as error:  # the parse refuses a value the scan skips
+        assert "is not a number" in str(error)
+        quick = quick_scan_libsvm(path, collect_labels=True)
+        assert quick is not None
+        return
+    assert quick == full
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"1 qid:3 2:1\n",
+        b"1 2:1\nx 3:1\n",
+        b"1e1 2:1\n",
+        b"1 1234567890:1\n",
+        b"1 2\n",
+        b"1:2 3:1\n",
+        b"1234567890123456 2:1\n",
+        b"1 +3:1\n",
+    ],
+)
+def test_the_compiled_scan_leaves_other_forms_to_the_parsing_scan(tmp_path, text):
+    path = tmp_path / "data.svm"
+    path.write_bytes(text)
+    assert quick_scan_libsvm(path, collect_labels=True) is None
+
+
+@pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed (pip install 'skftrl[fast]')")
+def test_the_compiled_scan_stops_at_the_label_beyond_the_most_classes(tmp_path):
+    path = tmp_path / "data.svm"
+    path.write_bytes(b"".join(f"{label} 1:1\n".encode() for label in range(MAX_CLASSES + 5)))
+    with pytest.raises(DataError, match="more than 1000 distinct labels by this line") as error:
+        quick_scan_libsvm(path, collect_labels=True)
+    assert error.value.line == MAX_CLASSES + 1
+    assert quick_scan_libsvm(path, collect_labels=False).n_rows == MAX_CLASSES + 5
+    path.write_bytes(b"# nothing\n\n")
+    with pytest.raises(DataError, match="no data rows"):
+        quick_scan_libsvm(path, collect_labels=True)
 
 
 # ----------------------------------------------------------------- input

@@ -6,7 +6,10 @@ Bad input ends with one line on stderr, ``skftrl: error: <file>:<line>:
 The modules, in the order a run uses them:
 
 - :mod:`._parser`: the options (standard library only, so that ``--help``
-  and ``--version`` answer at once);
+  and ``--version`` answer at once), and :mod:`._arguments`: a command line
+  read into them (positional files, Vowpal Wabbit's options);
+- :mod:`._reading`: a LIBSVM training file parsed (and scanned) in threads
+  from the start, while scikit-learn is imported;
 - one module a command: :mod:`._demo`, :mod:`._train` (with the input it
   reads in :mod:`._input`, its passes in :mod:`._passes` and the holdout in
   :mod:`._holdout`), :mod:`._predict` (``test`` and ``predict``) and
@@ -18,13 +21,35 @@ The modules, in the order a run uses them:
 Reading files is the work of :mod:`skftrl._readers`.
 """
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 import warnings
 
+from ._arguments import parse_arguments, resolve_files
 from ._parser import UsageError, build_parser
+
+
+@contextlib.contextmanager
+def without_pandas():
+    """scikit-learn imported without pandas, when neither is imported yet.
+
+    scikit-learn imports pandas at start-up when it is installed, for
+    DataFrames the command line never gives it: a sizeable part of the
+    command's start-up time and memory (benchmarks/bench_cli.py --profile
+    measures it). pandas is importable again as soon as scikit-learn is
+    imported.
+    """
+    if "sklearn" in sys.modules or "pandas" in sys.modules:
+        yield
+        return
+    sys.modules["pandas"] = None  # `import pandas` raises ImportError
+    try:
+        yield
+    finally:
+        del sys.modules["pandas"]
 
 
 def interrupt(signum, frame):
@@ -35,22 +60,24 @@ def interrupt(signum, frame):
 def main(argv=None, out=None):
     """Entry point of the ``skftrl`` command; returns the exit code."""
     out = sys.stdout if out is None else out
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        args = parser.parse_args(["demo"])
-    if args.command == "train" and args.task is None:
-        args.task = "classify"
-    from .._readers._sources import DataError
+    args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else list(argv))
+    from .._readers._sources import IMPORT_LOCK, DataError
 
     module, function = args.run.split(":")
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:  # signal handlers can only be set there
         previous_handler = signal.signal(signal.SIGTERM, interrupt)
+    args.early = None
     try:
+        resolve_files(args)
+        if args.command == "train":  # read while scikit-learn is imported
+            from ._reading import start_reading
+
+            args.early = start_reading(args)
         # The command's module, imported only now: numpy, scikit-learn and the
         # estimators come with it.
-        run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
+        with without_pandas(), IMPORT_LOCK:
+            run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
         with warnings.catch_warnings():
             # The command line gives a model its columns by position, never
             # with names: a model fitted on a DataFrame in Python warns of it.
@@ -74,5 +101,7 @@ def main(argv=None, out=None):
         signum = error.args[0] if error.args else signal.SIGINT
         return 128 + signum
     finally:
+        if args.early is not None:
+            args.early.close()
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous_handler)

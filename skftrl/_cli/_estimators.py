@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.special import xlogy
 from sklearn.base import clone, is_classifier
 
 from .._classifier import FTRLClassifier
@@ -79,6 +80,7 @@ def make_estimator(args, initial):
         "l2": args.l2,
         "batch_size": args.batch_size,
         "engine": args.engine,
+        "fit_intercept": args.fit_intercept,
         **{name: getattr(args, name) for name in FACTOR_OPTIONS.values()},
         **{name: getattr(args, name) for name in HOLDOUT_OPTIONS.values()},
     }
@@ -223,3 +225,26 @@ def check_known_labels(path, chunk, classes):
             f"the label {format_label(chunk.y[unknown[0]])} is not one of the model's "
             f"classes ({', '.join(map(format_label, classes))})",
         )
+
+
+def reported_loss(estimator):
+    """``(name, floor)``: what the command line calls the loss it reports, and
+    for the Poisson loss, the function giving the rows' summed loss at its
+    floor, which the report subtracts (None for the other losses).
+
+    The Poisson loss ``exp(m) - y m`` leaves out ``log(y!)``, so that it is
+    negative for many counts; the report gives the mean deviance instead, twice
+    the loss less its floor over the margins, ``y - y log y`` (0 at ``y =
+    0``): 0 for a perfect prediction, and never below.
+    """
+    if is_classifier(estimator):
+        return "log loss", None
+    if estimator.loss == "poisson":
+        return "poisson deviance", poisson_floor
+    return f"{estimator.loss} loss", None
+
+
+def poisson_floor(y, sample_weight=None):
+    """The summed smallest Poisson loss of rows with targets ``y``: ``y - y log y`` each."""
+    rows = y - xlogy(y, y)
+    return float(rows.sum() if sample_weight is None else rows @ sample_weight)

@@ -26,8 +26,10 @@ class Holdout:
     changes) and put back at the end.
     """
 
-    def __init__(self, period, path):
+    def __init__(self, period, path, floor=None):
         self.period, self.path = period, path
+        # The held-out rows' summed floor of the loss (see reported_loss) and weight.
+        self.floor, self.floor_sum, self.weight_sum = floor, 0.0, 0.0
         self.cache = ChunkCache()
         self.row = 0  # data rows of the current pass read so far
         self.n_held_out = 0
@@ -43,8 +45,11 @@ class Holdout:
         training = chunk.select(~held)
         if first_pass:
             if held.any():
-                self.cache.write(chunk.select(held))
+                held_out = chunk.select(held)
+                self.cache.write(held_out)
                 self.n_held_out += int(held.sum())
+                if self.floor is not None:
+                    self.floor_sum += self.floor(held_out.y, held_out.sample_weight)
             if self.used_columns is None:
                 self.used_columns = np.zeros(chunk.X.shape[1], dtype=bool)
             self.used_columns[training.X.indices] = True
@@ -69,12 +74,19 @@ class Holdout:
             weight_sum += chunk_weight
         loss = loss_sum / weight_sum if weight_sum else 0.0
         best = self.stopping.end_pass(loss)
-        return loss, best, self.stopping.stopped
+        self.weight_sum = weight_sum
+        return self.reported(loss), best, self.stopping.stopped
+
+    def reported(self, loss):
+        """A held-out mean loss as reported: a deviance with a floor (see reported_loss)."""
+        if self.floor is None or not self.weight_sum:
+            return loss
+        return 2 * (loss - self.floor_sum / self.weight_sum)
 
     def keep_best(self):
-        """Put the best pass's state back; returns its held-out loss."""
+        """Put the best pass's state back; returns its held-out loss as reported."""
         self.stopping.restore()
-        return self.stopping.best_loss
+        return self.reported(self.stopping.best_loss)
 
     def close(self):
         self.cache.close()

@@ -29,7 +29,7 @@ from .._readers._sources import DataError, is_regular_file
 from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, VwSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
-from ._progress import Progress
+from ._progress import Progress, duration
 
 # The label-leak check fits the label on the numeric columns of the first
 # chunk: a fit this good means some columns are derived from the label.
@@ -50,6 +50,8 @@ class TrainingInput(NamedTuple):
     scan_cache: Optional[ChunkCache] = None
     # CSV without a scan: the open input and its rows, from the first (see open_csv).
     csv_rows: Optional[tuple] = None
+    # The seconds of a scan run beside other work (see _reading), else None.
+    scan_seconds: Optional[float] = None
 
 
 def check_format_options(args, data_kind):
@@ -73,11 +75,11 @@ def check_format_options(args, data_kind):
                 "(use --format csv for CSV data)"
             )
     if data_kind != "libsvm":
-        if args.n_features is not None or args.zero_based:
+        if args.n_features is not None or args.zero_based or args.drop_extra_features:
             name = "VW text" if data_kind == "vw" else "CSV data"
             raise UsageError(
-                f"--n-features and --zero-based are for LIBSVM data; {name} is hashed "
-                "(--hash-bits)"
+                "--n-features, --zero-based and --drop-extra-features are for LIBSVM data; "
+                f"{name} is hashed (--hash-bits)"
             )
     elif args.n_features is not None and args.hash_bits is not None:
         raise UsageError("--n-features or --hash-bits, not both")
@@ -122,8 +124,9 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
             "classes or more",
         )
     if found.n_rows is not None:
+        seconds = found.scan_seconds or time.perf_counter() - began
         report.line(
-            f"scanned {args.data} in {time.perf_counter() - began:.1f} s: "
+            f"scanned {args.data} in {duration(seconds)}: "
             f"{found.n_rows:,} rows; "
             + found.spec.describe()
             + (
@@ -204,14 +207,19 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
         return TrainingInput(spec, classes, None, None)
     if not is_regular_file(args.data):
         raise stream_error(args, width_missing=spec is None)
+    early = args.early
+    scan = early.scan() if early is not None else None
+    scan_seconds = early.scan_seconds if scan is not None else None
     cache = None
-    if not args.no_cache:
-        cache = resources.enter_context(contextlib.closing(ChunkCache()))
-    with scan_progress(args) as progress:
-        scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache)
+    if scan is None:  # a form the compiled scan leaves to the parser, or no numba
+        if not args.no_cache:
+            cache = resources.enter_context(contextlib.closing(ChunkCache()))
+        chunks = None if early is None else early.chunks()
+        with scan_progress(args) as progress:
+            scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache, chunks)
     if spec is None:
         spec = LibsvmSpec(scan.n_features, zero_based=scan.zero_based or args.zero_based)
-    elif spec.hash_bits is None and scan.largest_index >= 0:
+    elif spec.hash_bits is None and scan.largest_index >= 0 and not args.drop_extra_features:
         offset = 0 if spec.zero_based else 1
         if scan.largest_index + 1 - offset > spec.n_features:
             raise DataError(
@@ -220,7 +228,9 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
                 f"feature index {scan.largest_index} is beyond --n-features {spec.n_features}",
             )
     classes = scan.labels if classes is None else classes
-    return TrainingInput(spec, classes, scan.n_rows, None, scan_cache=cache)
+    return TrainingInput(
+        spec, classes, scan.n_rows, None, scan_cache=cache, scan_seconds=scan_seconds
+    )
 
 
 def vw_input(args, classes, numeric_classes, estimator, resources):

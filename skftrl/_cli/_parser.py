@@ -55,10 +55,11 @@ def hash_bits(text):
 
 TRAIN_DESCRIPTION = """\
 Train a model on a LIBSVM/svmlight, CSV or VW text file, streamed in chunks
-through partial_fit so that the file may be larger than memory. DATA is a path or -
-(standard input); pipes and FIFOs work; plain text or gzip, bz2, xz or zstd
-compressed (recognised by their first bytes; zstd needs the zstandard
-package: pip install 'skftrl[readers]').
+through partial_fit so that the file may be larger than memory, and save it
+to MODEL (positionally after DATA, or with --model/-f). DATA is a path or -
+(standard input), or -d DATA; pipes and FIFOs work; plain text or gzip, bz2,
+xz or zstd compressed (recognised by their first bytes; zstd needs the
+zstandard package: pip install 'skftrl[readers]').
 
 One pass reads the data when the model's width and classes are known up
 front: from --n-features (or --hash-bits) and --classes, or from the model
@@ -101,7 +102,13 @@ after each pass, stops when their loss has not improved by --tol for
 The model file is the fitted estimator, written only if everything succeeds:
 joblib.load (or skops.io.load for a .skops path) returns it, with
 input_spec_, hashed_feature_names_ and training_log_ for the command line. A
-joblib file is a pickle: load only model files you trust."""
+joblib file is a pickle: load only model files you trust.
+
+Vowpal Wabbit's names work where they mean the same: -d, -f, -i, -b,
+--passes, --holdout_period, --holdout_off, --early_terminate, --l1, --l2,
+--ftrl, --ftrl_alpha, --ftrl_beta, --loss_function, --random_seed,
+--noconstant, -c, -k, --save_resume (see the documentation's table for
+where a meaning differs)."""
 
 
 def regression_loss(text):
@@ -115,17 +122,52 @@ def regression_loss(text):
     return text
 
 
+# Vowpal Wabbit's --loss_function: the task and the loss it means here.
+VW_LOSSES = {
+    "logistic": ("classify", None),
+    "squared": ("regress", "squared_error"),
+    "poisson": ("regress", "poisson"),
+}
+
+
+def vw_loss(text):
+    """``--loss_function``: a Vowpal Wabbit loss that has a counterpart here."""
+    if text not in VW_LOSSES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has no counterpart here (choose from {', '.join(VW_LOSSES)}; "
+            "or --task regress --loss huber)"
+        )
+    return text
+
+
 def add_hyper_parameters(parser):
     group = parser.add_argument_group("hyper-parameters (default: the estimator's)")
-    group.add_argument("--learning-rate", type=float, help="alpha, > 0 (default 0.1)")
-    group.add_argument("--beta", type=float, help=">= 0 (default 1.0)")
-    group.add_argument("--l1", type=float, help=">= 0 (default 0.0)")
-    group.add_argument("--l2", type=float, help=">= 0 (default 0.0)")
+    group.add_argument(
+        "--learning-rate",
+        "--ftrl_alpha",
+        type=float,
+        help="alpha, > 0 (default 0.1; VW's --ftrl_alpha, whose default is 0.005)",
+    )
+    group.add_argument(
+        "--beta",
+        "--ftrl_beta",
+        type=float,
+        help=">= 0 (default 1.0; VW's --ftrl_beta, whose default is 0.1)",
+    )
+    group.add_argument("--l1", type=float, help="L1 penalty lambda_1, >= 0 (default 0.0)")
+    group.add_argument("--l2", type=float, help="L2 penalty lambda_2, >= 0 (default 0.0)")
     group.add_argument(
         "--loss",
         type=regression_loss,
         help="regression loss: one of FTRLRegressor's (default squared_error); "
         "classification always uses the log loss",
+    )
+    group.add_argument(
+        "--loss_function",
+        type=vw_loss,
+        metavar="{logistic,squared,poisson}",
+        help="as Vowpal Wabbit: logistic is --task classify; squared and poisson are "
+        "--task regress with --loss squared_error or poisson",
     )
     group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
     group.add_argument(
@@ -135,6 +177,14 @@ def add_hyper_parameters(parser):
         "--engine",
         choices=["auto", "numpy", "numba"],
         help="engine of the exact algorithm (default auto: numba when installed)",
+    )
+    group.add_argument(
+        "--no-intercept",
+        "--noconstant",
+        dest="fit_intercept",
+        action="store_false",
+        default=None,
+        help="learn no intercept (fit_intercept=False; VW's --noconstant)",
     )
     factors = parser.add_argument_group(
         "factorization machine (FMClassifier, FMRegressor): pairwise interactions"
@@ -161,34 +211,94 @@ def add_hyper_parameters(parser):
     )
     factors.add_argument(
         "--random-state",
+        "--random_seed",
         metavar="SEED",
         type=int,
         help="seed of the initial factors (default 0: a run is repeatable)",
     )
 
 
+def add_files(parser, names, help):
+    """The positional files of a command: ``names`` (e.g. ``DATA [MODEL]``),
+    which may come anywhere among the options (see ``_arguments``)."""
+    parser.usage = f"%(prog)s [options] {names}"
+    parser.add_argument("files", metavar=names, nargs="*", help=help)
+
+
+def add_data_option(parser):
+    parser.add_argument(
+        "-d", "--data", dest="data_option", metavar="DATA", help="the data file (as VW's -d)"
+    )
+
+
 def add_model_option(parser):
-    """The model file a command reads."""
-    parser.add_argument("--model", "-i", metavar="PATH", required=True, help="model file")
+    """The model file a command reads: positionally, or by one of these flags."""
+    parser.add_argument(
+        "--model",
+        "-i",
+        "--initial_regressor",
+        dest="model_option",
+        metavar="MODEL",
+        help="the model file (instead of the positional MODEL; -i as VW)",
+    )
 
 
 def add_reading_options(parser):
-    """Options that say how to read a file for a model made in Python."""
+    """Options that say how to read a file for a model."""
     parser.add_argument(
         "--zero-based",
         action="store_true",
         help="LIBSVM indices start at 0 (for a model saved from Python, which does not "
         "say; default: from 1)",
     )
+    parser.add_argument(
+        "--drop-extra-features",
+        action="store_true",
+        help="LIBSVM: leave out feature indices beyond the model's width (default: an "
+        "error naming the line)",
+    )
+    parser.add_argument(
+        "-t",
+        "--testonly",
+        action="store_true",
+        help="accepted for Vowpal Wabbit's command lines: this command never learns",
+    )
+
+
+def add_no_ops(parser):
+    """Vowpal Wabbit's options that are always so here: accepted, and nothing to do."""
+    group = parser.add_argument_group("Vowpal Wabbit options that are always so here")
+    group.add_argument(
+        "--ftrl", action="store_true", help="FTRL-Proximal (the only algorithm here)"
+    )
+    group.add_argument(
+        "-c",
+        "--cache",
+        action="store_true",
+        help="the parsed chunks are always cached for later passes (unless --no-cache)",
+    )
+    group.add_argument(
+        "-k",
+        "--kill_cache",
+        action="store_true",
+        help="the cache is a temporary file of this run, never an old one",
+    )
+    group.add_argument(
+        "--save_resume",
+        action="store_true",
+        help="the model file always holds the whole state: -i continues it exactly",
+    )
 
 
 def build_parser():
     """The parser of the ``skftrl`` command and its subcommands."""
     parser = argparse.ArgumentParser(
-        prog="skftrl", description="FTRL-Proximal online learning for scikit-learn."
+        prog="skftrl",
+        description="FTRL-Proximal online learning for scikit-learn: train, test, predict "
+        "and inspect models on LIBSVM and CSV files. Without a command, runs the demo.",
     )
     parser.add_argument("--version", action="version", version=f"skftrl {__version__}")
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     add_demo_command(commands)
     add_train_command(commands)
@@ -201,13 +311,24 @@ def build_parser():
 def add_demo_command(commands):
     """``skftrl demo``."""
     demo = commands.add_parser(
-        "demo", help="train on the built-in a9a data and report held-out scores"
+        "demo",
+        help="train on the built-in a9a data and report held-out scores",
+        description="One streaming pass of an FTRLClassifier over the a9a data shipped "
+        "with skftrl, printing the progressive validation log loss as it goes (each row "
+        "scored before it is learned), then the held-out log loss and AUC on a9a.t, the "
+        "non-zero weights and the training speed of the engine.",
     )
-    demo.add_argument("--learning-rate", type=float, default=0.1)
-    demo.add_argument("--beta", type=float, default=1.0)
-    demo.add_argument("--l1", type=float, default=1.0)
-    demo.add_argument("--l2", type=float, default=0.0)
-    demo.add_argument("--chunk-size", type=positive_int, default=1000)
+    demo.add_argument("--learning-rate", type=float, default=0.1, help="alpha, > 0 (default 0.1)")
+    demo.add_argument("--beta", type=float, default=1.0, help=">= 0 (default 1.0)")
+    demo.add_argument("--l1", type=float, default=1.0, help="L1 penalty, >= 0 (default 1.0)")
+    demo.add_argument("--l2", type=float, default=0.0, help="L2 penalty, >= 0 (default 0.0)")
+    demo.add_argument(
+        "--chunk-size",
+        metavar="N",
+        type=positive_int,
+        default=1000,
+        help="rows per partial_fit call (default 1000)",
+    )
     demo.set_defaults(run="_demo:run")
 
 
@@ -219,19 +340,27 @@ def add_train_command(commands):
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    train.add_argument("data", metavar="DATA", help="training file, or - for standard input")
+    add_files(
+        train,
+        "DATA [MODEL]",
+        "the training file (or - for standard input), then the model file to write",
+    )
+    add_data_option(train)
     train.add_argument(
         "--model",
         "-f",
-        metavar="PATH",
-        required=True,
-        help="model file to write (.skops: skops format, else joblib)",
+        "--final_regressor",
+        dest="model_option",
+        metavar="MODEL",
+        help="the model file to write (instead of the positional MODEL; -f as VW); "
+        ".skops: skops format, else joblib",
     )
     train.add_argument(
         "--initial-model",
         "-i",
-        metavar="PATH",
-        help="continue training this model (exactly as partial_fit would)",
+        "--initial_regressor",
+        metavar="MODEL",
+        help="continue training this model (exactly as partial_fit would; -i as VW)",
     )
     train.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
     train.add_argument(
@@ -250,7 +379,7 @@ def add_train_command(commands):
     train.add_argument(
         "--classes",
         metavar="A,B,...",
-        help="the classes, comma-separated: no first pass needed to find them",
+        help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
     )
     train.add_argument("--label-column", metavar="NAME", help="CSV: the label column (required)")
     train.add_argument(
@@ -269,10 +398,12 @@ def add_train_command(commands):
     )
     train.add_argument(
         "--hash-bits",
+        "-b",
+        "--bit_precision",
         metavar="B",
         type=hash_bits,
         help="CSV and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
-        "LIBSVM: take indices modulo 2**B",
+        "LIBSVM: take indices modulo 2**B (-b as VW)",
     )
     train.add_argument(
         "--n-features",
@@ -285,6 +416,12 @@ def add_train_command(commands):
         "--zero-based",
         action="store_true",
         help="LIBSVM: indices start at 0 (default: from 1 unless the file has an index 0)",
+    )
+    train.add_argument(
+        "--drop-extra-features",
+        action="store_true",
+        help="LIBSVM: leave out feature indices beyond the width of the model (-i, "
+        "--n-features) or of the --test file's model (default: an error naming the line)",
     )
     train.add_argument(
         "--chunk-size",
@@ -302,10 +439,16 @@ def add_train_command(commands):
     )
     train.add_argument(
         "--holdout-period",
+        "--holdout_period",
         metavar="K",
         type=holdout_period,
         help="hold out every K-th row (K, 2K, ...; as vw --holdout_period), score it after "
         "each pass, stop when its loss stops improving, keep the best pass's model",
+    )
+    train.add_argument(
+        "--holdout_off",
+        action="store_true",
+        help="as Vowpal Wabbit: hold out no row (the default here without --holdout-period)",
     )
     train.add_argument(
         "--tol",
@@ -316,6 +459,7 @@ def add_train_command(commands):
     )
     train.add_argument(
         "--n-iter-no-change",
+        "--early_terminate",
         metavar="N",
         type=positive_int,
         help="with --holdout-period: stop after N passes without improvement "
@@ -333,7 +477,15 @@ def add_train_command(commands):
         help="print only errors and the held-out scores (no progress display; "
         "the display is shown only when stderr is a terminal)",
     )
+    train.add_argument(
+        "-t",
+        "--testonly",
+        action="store_true",
+        help="refused: train learns; skftrl test scores a model and skftrl predict writes "
+        "its predictions",
+    )
     add_hyper_parameters(train)
+    add_no_ops(train)
     train.set_defaults(run="_train:run")
 
 
@@ -343,9 +495,11 @@ def add_test_command(commands):
         "test",
         help="score a model on a labelled file",
         description="Stream a labelled file (the model's format) through a model and "
-        "print its scores: log loss, AUC (two classes) and accuracy, or RMSE and MAE.",
+        "print its scores: log loss, AUC (two classes) and accuracy, or RMSE and MAE "
+        "(and the mean Poisson deviance for a Poisson model).",
     )
-    test.add_argument("data", metavar="DATA", help="labelled file, or - for standard input")
+    add_files(test, "DATA [MODEL]", "the labelled file (or - for standard input), then the model")
+    add_data_option(test)
     add_model_option(test)
     add_reading_options(test)
     test.set_defaults(run="_predict:run_test")
@@ -357,18 +511,47 @@ def add_predict_command(commands):
         "predict",
         help="write one prediction per line",
         description="Stream a file (the model's format; labels, if present, are "
-        "ignored) through a model and write one line per row: for two classes the "
-        "probability of the second class in sorted order (+1 of -1/+1, 1 of 0/1); "
-        "for more, the probability of each class in sorted order (see inspect), "
-        "separated by spaces; for regression the prediction.",
+        "ignored) through a model and write one line per row, as --output-type says: "
+        "for a classifier, the probability of the second class in sorted order (+1 of "
+        "-1/+1, 1 of 0/1), or of each class in sorted order (see inspect) separated by "
+        "spaces when there are more than two; for a regressor, the prediction. With "
+        "--id-column, each line ends with the row's id, after a space.",
     )
-    predict.add_argument("data", metavar="DATA", help="file to predict, or - for standard input")
+    add_files(
+        predict, "DATA [MODEL]", "the file to predict (or - for standard input), then the model"
+    )
+    add_data_option(predict)
     add_model_option(predict)
     predict.add_argument(
         "--output",
         "-p",
+        "--predictions",
         metavar="FILE",
-        help="write here (only if all succeeds) instead of stdout",
+        help="write here (only if all succeeds) instead of stdout (-p as VW)",
+    )
+    predict.add_argument(
+        "--output-type",
+        choices=["probability", "label", "raw"],
+        help="probability (default for a classifier): as above; label: the predicted "
+        "class (predict); raw: the margin before the link (decision_function: log-odds, "
+        "one a class for more than two, or the log of a Poisson mean); for a regressor, "
+        "label (the default) is the prediction",
+    )
+    predict.add_argument(
+        "--link",
+        choices=["identity", "logistic"],
+        help="as Vowpal Wabbit: identity is --output-type raw, logistic is probability",
+    )
+    predict.add_argument(
+        "--binary",
+        action="store_true",
+        help="as Vowpal Wabbit: the predicted class (--output-type label)",
+    )
+    predict.add_argument(
+        "--id-column",
+        metavar="NAME",
+        help="CSV: write this column's value at the end of each line (an id or tag); "
+        "the column may be one the model was not trained on",
     )
     add_reading_options(predict)
     predict.set_defaults(run="_predict:run_predict")
@@ -385,6 +568,7 @@ def add_inspect_command(commands):
         "column=value; LIBSVM: the index); for a factorization machine, then the "
         "strongest interactions <v_i, v_j> of the features it has learned.",
     )
+    add_files(inspect, "[MODEL]", "the model file")
     add_model_option(inspect)
     inspect.add_argument(
         "--top",
@@ -396,5 +580,10 @@ def add_inspect_command(commands):
     inspect.add_argument(
         "--all", action="store_true", help="list every non-zero weight, by feature"
     )
-    add_reading_options(inspect)
+    inspect.add_argument(
+        "--zero-based",
+        action="store_true",
+        help="LIBSVM indices start at 0 (for a model saved from Python, which does not "
+        "say; default: from 1)",
+    )
     inspect.set_defaults(run="_inspect:run")

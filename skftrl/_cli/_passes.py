@@ -15,20 +15,24 @@ from .._readers._cache import ChunkCache
 from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
-from ._estimators import engine_name, learn, memory_error
+from ._estimators import engine_name, learn, memory_error, reported_loss
 from ._input import leak_check, open_csv
-from ._progress import format_score
+from ._progress import duration, format_score
 
 
 def pass_chunks(args, training, report, resources):
     """The chunks of each pass of a :class:`~._input.TrainingInput`, one
     iterable a pass; a cache made for the passes is closed by ``resources``."""
     path, spec, chunk_size = args.data, training.spec, args.chunk_size
+    drop_extra = args.drop_extra_features
+    reading = {"drop_extra": True} if drop_extra else {}
     if training.scan_cache is not None:  # the scan cached the rows (LIBSVM: as written)
         for _ in range(args.passes):
             chunks = training.scan_cache.chunks()
             if spec.format == "libsvm":
-                chunks = (fit_to_model(path, chunk, spec) for chunk in chunks)
+                chunks = (
+                    fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in chunks
+                )
             yield chunks
         return
     if spec.format == "csv":
@@ -41,12 +45,16 @@ def pass_chunks(args, training, report, resources):
             names=training.names,
             on_first_chunk=leak_check(spec.label_column, report),
         )
+    elif args.early is not None and not args.early.taken:  # parsed from the start
+        first = (
+            fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in args.early.chunks()
+        )
     else:
-        first = spec.chunks(path, chunk_size)
+        first = spec.chunks(path, chunk_size, **reading)
     if args.no_cache or args.passes == 1:
         yield first
         for _ in range(args.passes - 1):
-            yield spec.chunks(path, chunk_size)
+            yield spec.chunks(path, chunk_size, **reading)
         return
     cache = resources.enter_context(contextlib.closing(ChunkCache()))
     yield caching(first, cache)
@@ -65,12 +73,12 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
     """Every pass through partial_fit (until the held-out loss stops
     improving, with ``--holdout-period``), shown on ``progress``; returns the
     training rows of a pass."""
-    loss_name = "log loss" if args.task == "classify" else f"{estimator.loss} loss"
+    loss_name, floor = reported_loss(estimator)
     n_rows = training.n_rows
     began = time.perf_counter()
     total_rows = 0
     for number, chunks in enumerate(passes, start=1):
-        loss_sum, weight_sum, rows, read = 0.0, 0.0, 0, 0
+        loss_sum, floor_sum, weight_sum, rows, read = 0.0, 0.0, 0.0, 0, 0
         for chunk in chunks:
             read += chunk.n_rows
             if holdout is not None:
@@ -88,8 +96,10 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
                 chunk.n_rows if chunk.sample_weight is None else float(chunk.sample_weight.sum())
             )
             loss_sum += estimator.loss_curve_[-1] * weight
+            if floor is not None:
+                floor_sum += floor(chunk.y, chunk.sample_weight)
             weight_sum += weight
-            loss = loss_sum / weight_sum if weight_sum else 0.0
+            loss = mean_reported(loss_sum, floor_sum, weight_sum, floor)
             progress.update(
                 f"pass {number}/{args.passes} loss {format_score(loss)}", read, total=n_rows
             )
@@ -97,7 +107,7 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
             raise DataError(args.data, None, "no data rows")
         n_rows = read
         progress.restart()
-        loss = loss_sum / weight_sum if weight_sum else 0.0
+        loss = mean_reported(loss_sum, floor_sum, weight_sum, floor)
         line = f"pass {number}/{args.passes}: progressive {loss_name} {format_score(loss)}"
         if holdout is None:
             report.line(line)
@@ -125,12 +135,22 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
         )
     coef = estimator.coef_
     report.line(
-        f"trained on {total_rows:,} rows in {seconds:.1f} s "
+        f"trained on {total_rows:,} rows in {duration(seconds)} "
         f"({total_rows / seconds:,.0f} rows/s, reading included; engine "
         f"{engine_name(estimator)}); non-zero weights "
         f"{np.count_nonzero(coef):,} of {coef.size:,}"
     )
     return rows
+
+
+def mean_reported(loss_sum, floor_sum, weight_sum, floor):
+    """The mean loss reported of rows whose summed loss is ``loss_sum`` (and
+    summed floor ``floor_sum``, for a deviance: see ``reported_loss``)."""
+    if not weight_sum:
+        return 0.0
+    if floor is None:
+        return loss_sum / weight_sum
+    return 2 * (loss_sum - floor_sum) / weight_sum
 
 
 def first_partial_fit(estimator, chunk, classes, path):

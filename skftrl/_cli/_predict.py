@@ -7,11 +7,11 @@ in chunks of READ_CHUNK_SIZE rows.
 import os
 
 import numpy as np
-from sklearn.metrics import log_loss, roc_auc_score
+from sklearn.metrics import log_loss, mean_poisson_deviance, roc_auc_score
 
 from .._classifier import FTRLClassifier
 from .._readers._sources import DataError
-from ._estimators import check_known_labels
+from ._estimators import check_known_labels, format_label
 from ._model_files import atomic_output, load_model
 from ._parser import UsageError
 from ._progress import format_score
@@ -20,25 +20,32 @@ from ._progress import format_score
 READ_CHUNK_SIZE = 10_000
 
 
-def held_out_scores(estimator, spec, path):
-    """Metrics on a labelled file read as ``spec`` says: (name, value) pairs,
-    and the row count."""
-    n_rows = 0
+def held_out_scores(estimator, spec, path, reading=None):
+    """Metrics on a labelled file read as ``spec`` says (with the options
+    ``reading`` of :func:`reading_options`): (name, value) pairs, and the row
+    count."""
+    n_rows, reading = 0, reading or {}
     if not isinstance(estimator, FTRLClassifier):
-        squared, absolute = 0.0, 0.0
-        for chunk in spec.chunks(path, READ_CHUNK_SIZE):
-            residuals = estimator.predict(chunk.X) - chunk.y
+        squared, absolute, deviance = 0.0, 0.0, 0.0
+        for chunk in spec.chunks(path, READ_CHUNK_SIZE, **reading):
+            predicted = estimator.predict(chunk.X)
+            residuals = predicted - chunk.y
             squared += float(residuals @ residuals)
             absolute += float(np.abs(residuals).sum())
+            if estimator.loss == "poisson":
+                deviance += mean_poisson_deviance(chunk.y, predicted) * chunk.n_rows
             n_rows += chunk.X.shape[0]
         if not n_rows:
             return [], 0
-        return [("RMSE", np.sqrt(squared / n_rows)), ("MAE", absolute / n_rows)], n_rows
+        scores = [("RMSE", np.sqrt(squared / n_rows)), ("MAE", absolute / n_rows)]
+        if estimator.loss == "poisson":
+            scores.append(("mean Poisson deviance", deviance / n_rows))
+        return scores, n_rows
 
     classes = estimator.classes_
     loss_sum, correct = 0.0, 0
     labels, positive_proba = [], []  # binary AUC needs every score
-    for chunk in spec.chunks(path, READ_CHUNK_SIZE):
+    for chunk in spec.chunks(path, READ_CHUNK_SIZE, **reading):
         check_known_labels(path, chunk, classes)
         proba = estimator.predict_proba(chunk.X)
         loss_sum += log_loss(chunk.y, proba, labels=classes, normalize=False)
@@ -58,10 +65,29 @@ def held_out_scores(estimator, spec, path):
     return scores, n_rows
 
 
+def reading_options(args, spec):
+    """The options of ``spec.chunks`` that a command's flags ask for
+    (``--drop-extra-features``, ``--id-column``); a flag of the other format
+    is a UsageError."""
+    options = {}
+    if args.drop_extra_features:
+        if spec.format != "libsvm":
+            raise UsageError(
+                "--drop-extra-features is for LIBSVM models; this model reads CSV, whose "
+                "features are hashed into its width"
+            )
+        options["drop_extra"] = True
+    if getattr(args, "id_column", None) is not None:
+        if spec.format != "csv":
+            raise UsageError("--id-column is for CSV models: LIBSVM rows have no id column")
+        options["tag_column"] = args.id_column
+    return options
+
+
 def run_test(args, out):
     """Scores of a model on a labelled file."""
     estimator, spec = load_model(args.model, args.zero_based)
-    scores, n_rows = held_out_scores(estimator, spec, args.data)
+    scores, n_rows = held_out_scores(estimator, spec, args.data, reading_options(args, spec))
     if not n_rows:
         raise DataError(args.data, None, "no data rows")
     print(f"rows: {n_rows:,}", file=out)
@@ -70,40 +96,67 @@ def run_test(args, out):
     return 0
 
 
-def format_predictions(values):
-    """One line a row; several values (multiclass) separated by spaces.
+def output_values(estimator, X, output_type):
+    """The values ``predict`` writes for the rows of ``X``: an array of one or
+    more numbers a row, or of labels (strings)."""
+    if isinstance(estimator, FTRLClassifier):
+        if output_type == "label":
+            return np.array([format_label(label) for label in estimator.predict(X)])
+        if output_type == "raw":
+            return estimator.decision_function(X)
+        proba = estimator.predict_proba(X)
+        return proba[:, 1] if proba.shape[1] == 2 else proba
+    predicted = estimator.predict(X)
+    if output_type == "raw" and estimator.loss == "poisson":  # the margin: log of the mean
+        with np.errstate(divide="ignore"):
+            return np.log(predicted)
+    return predicted
+
+
+def format_predictions(values, tags=None):
+    """One line a row; several values (multiclass) separated by spaces, then
+    the row's tag if any.
 
     ``repr`` writes the shortest text that reads back as the same float.
     """
-    if values.ndim == 1:
-        return "".join(f"{value!r}\n" for value in values.tolist())
-    return "".join(" ".join(map(repr, row)) + "\n" for row in values.tolist())
+    texts = values.tolist()
+    if values.dtype.kind == "f":
+        texts = (
+            [repr(value) for value in texts]
+            if values.ndim == 1
+            else [" ".join(map(repr, row)) for row in texts]
+        )
+    if tags is not None:
+        texts = [f"{text} {tag}" for text, tag in zip(texts, tags.tolist())]
+    return "".join(f"{text}\n" for text in texts)
 
 
-def write_predictions(estimator, spec, path, output):
+def write_predictions(estimator, spec, path, output, output_type=None, reading=None):
     """One line a row of the file ``path``, read as ``spec`` says, to ``output``."""
-    for chunk in spec.chunks(path, READ_CHUNK_SIZE, labels=False):
-        if isinstance(estimator, FTRLClassifier):
-            proba = estimator.predict_proba(chunk.X)
-            values = proba[:, 1] if proba.shape[1] == 2 else proba
-        else:
-            values = estimator.predict(chunk.X)
-        output.write(format_predictions(values))
+    for chunk in spec.chunks(path, READ_CHUNK_SIZE, labels=False, **(reading or {})):
+        values = output_values(estimator, chunk.X, output_type)
+        output.write(format_predictions(values, chunk.tags))
 
 
 def run_predict(args, out):
     """Stream a file through the model: one prediction per line."""
     if args.output is not None:
         written = os.path.realpath(args.output)
-        for option, path in (("--model", args.model), ("DATA", args.data)):
+        for option, path in (("model", args.model), ("DATA", args.data)):
             if path != "-" and os.path.realpath(path) == written:
                 raise UsageError(
                     f"--output {args.output} is the {option} file: it would be overwritten"
                 )
     estimator, spec = load_model(args.model, args.zero_based)
+    if args.output_type == "probability" and not isinstance(estimator, FTRLClassifier):
+        raise UsageError(
+            f"{args.model} is a regressor: its predictions are values (--output-type label, "
+            "or raw for the margin), not probabilities"
+        )
+    reading = reading_options(args, spec)
     if args.output is None:
-        write_predictions(estimator, spec, args.data, out)
+        write_predictions(estimator, spec, args.data, out, args.output_type, reading)
     else:
         with atomic_output(args.output, "w") as output:
-            write_predictions(estimator, spec, args.data, output)
+            write_predictions(estimator, spec, args.data, output, args.output_type, reading)
     return 0

@@ -4,6 +4,15 @@ import math
 import sys
 
 
+def duration(seconds):
+    """A duration in seconds with two significant digits ("0.043 s", "0.10 s",
+    "2.9 s", "17 s"), in whole seconds from 10 s."""
+    if seconds < 0.001:
+        return "< 0.001 s"
+    decimals = max(0, 1 - math.floor(math.log10(seconds)))
+    return f"{seconds:.{decimals}f} s"
+
+
 class Progress:
     """A live display on stderr when it is a terminal and tqdm is installed.
 

@@ -14,7 +14,7 @@ import os
 
 from .. import __version__
 from .._readers._sources import DataError, data_format, is_regular_file
-from ._estimators import make_estimator
+from ._estimators import make_estimator, reported_loss
 from ._holdout import Holdout
 from ._input import check_format_options, resolve_input
 from ._model_files import atomic_output, load_model, save_model
@@ -48,8 +48,9 @@ def run(args, out):
         )
         holdout = None
         if args.holdout_period is not None:
+            floor = reported_loss(estimator)[1]
             holdout = resources.enter_context(
-                contextlib.closing(Holdout(args.holdout_period, args.data))
+                contextlib.closing(Holdout(args.holdout_period, args.data, floor))
             )
         progress = resources.enter_context(contextlib.closing(Progress(enabled=not args.quiet)))
         passes = pass_chunks(args, training, report, resources)
@@ -63,7 +64,9 @@ def check_paths(args):
     written = os.path.realpath(args.model)
     for option, path in (("DATA", args.data), ("--test", args.test)):
         if path not in (None, "-") and os.path.realpath(path) == written:
-            raise UsageError(f"--model {args.model} is the {option} file: it would be overwritten")
+            raise UsageError(
+                f"the model file {args.model} is the {option} file: it would be overwritten"
+            )
 
 
 def check_inputs(args):
@@ -103,7 +106,8 @@ def save(args, estimator, training, initial, rows, holdout, report):
     if args.test is not None and is_empty(args.test):
         n_test = 0
     elif args.test is not None:
-        scores, n_test = held_out_scores(estimator, training.spec, args.test)
+        reading = {"drop_extra": True} if args.drop_extra_features else {}
+        scores, n_test = held_out_scores(estimator, training.spec, args.test, reading)
     with atomic_output(args.model) as model_file:
         save_model(estimator, args.model, model_file)
     if args.test is not None and not n_test:

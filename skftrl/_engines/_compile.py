@@ -57,7 +57,7 @@ compile = njit(cache=CACHE, error_model="numpy", nogil=True)
 # A family's hooks of the compiled pass (_linear_numba.pass_with_interactions),
 # inlined into the pass by numba itself: their loops then fold the pass's
 # constants (one output: K = 1), and no call is made at each row.
-compile_inline = njit(cache=CACHE, error_model="numpy", inline="always")
+compile_inline = njit(cache=CACHE, error_model="numpy", inline="always", nogil=True)
 
 # ---------------------------------------------------- the compiled formulas
 # A scalar formula that another calls is compiled where it is called.

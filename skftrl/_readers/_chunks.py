@@ -24,11 +24,18 @@ class Chunk(NamedTuple):
     y: Optional[np.ndarray]  # None when labels are not read
     lines: np.ndarray  # the line number of each row, counted from 1
     sample_weight: Optional[np.ndarray] = None  # CSV --weight-column, VW importance, else None
-    tags: Optional[np.ndarray] = None  # VW text: each row's tag ("" without), else None
+    tags: Optional[np.ndarray] = None  # a VW tag or an id column's value (str) a row, else None
 
     @property
     def n_rows(self):
         return self.X.shape[0]
+
+    @property
+    def nbytes(self):
+        """The bytes of its arrays."""
+        X = self.X
+        arrays = (X.data, X.indices, X.indptr, self.y, self.lines, self.sample_weight)
+        return sum(array.nbytes for array in arrays if isinstance(array, np.ndarray))
 
     def rows(self, start, stop):
         """Rows ``start`` to ``stop`` (views of this chunk's arrays)."""
@@ -116,9 +123,14 @@ def collect_classes(path, line, chunk_labels, labels):
     """Add the distinct labels of a chunk ending at ``line`` to ``labels`` (a scan's classes)."""
     labels.update(chunk_labels)
     if len(labels) > MAX_CLASSES:
-        raise DataError(
-            path,
-            line,
-            f"more than {MAX_CLASSES} distinct labels by this line: is this "
-            "a regression target? (use --task regress)",
-        )
+        raise too_many_labels(path, line)
+
+
+def too_many_labels(path, line):
+    """The error of a scan that has found more than MAX_CLASSES labels by ``line``."""
+    return DataError(
+        path,
+        line,
+        f"more than {MAX_CLASSES} distinct labels by this line: is this "
+        "a regression target? (use --task regress)",
+    )

@@ -171,6 +171,7 @@ def csv_chunks(
     on_first_chunk=None,
     hasher=None,
     hint=CATEGORICAL_HINT,
+    tag_column=None,
 ):
     """Chunks of the rows ``rows`` (each ``(values, lines)``) of the open CSV
     input ``source``, read as ``spec`` (a :class:`~._spec.CsvSpec`) says.
@@ -188,6 +189,8 @@ def csv_chunks(
     first chunk's numeric columns (a dict of float arrays) and labels.
     ``hasher`` (by default ``ColumnHasher(hash_bits=spec.hash_bits)``) hashes
     the columns; ``hint`` says what reads a column as categories.
+    ``tag_column`` (any column of the header) gives each chunk's ``tags``,
+    its values as written.
     """
     from ..preprocessing import ColumnHasher
 
@@ -200,7 +203,8 @@ def csv_chunks(
         label_position = source.position(spec.label_column, "label")
         if spec.weight_column is not None:
             weight_position = source.position(spec.weight_column, "weight")
-    known = {spec.label_column, spec.weight_column, *spec.ignored}
+    tag_position = None if tag_column is None else source.position(tag_column, "id")
+    known = {spec.label_column, spec.weight_column, tag_column, *spec.ignored}
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
@@ -231,7 +235,8 @@ def csv_chunks(
         if on_first_chunk is not None:
             on_first_chunk(numbers_of, y)
             on_first_chunk = None
-        yield Chunk(X, y, lines, weights)
+        tags = None if tag_position is None else as_strings(values[tag_position])
+        yield Chunk(X, y, lines, weights, tags)
 
 
 def record_names(names, hasher, columns):
@@ -246,9 +251,20 @@ def record_names(names, hasher, columns):
             names.add(name, new, hasher.hashed_names({name: categories}))
 
 
-def read_csv(path, spec, chunk_size, labels=True, names=None, on_first_chunk=None, parser="auto"):
+def read_csv(
+    path,
+    spec,
+    chunk_size,
+    labels=True,
+    names=None,
+    on_first_chunk=None,
+    parser="auto",
+    tag_column=None,
+):
     """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
     :func:`csv_chunks`)."""
     with contextlib.closing(open_csv_input(path, parser)) as source:
         rows = source.row_chunks(chunk_size)
-        yield from csv_chunks(source, rows, spec, labels, names, on_first_chunk)
+        yield from csv_chunks(
+            source, rows, spec, labels, names, on_first_chunk, tag_column=tag_column
+        )

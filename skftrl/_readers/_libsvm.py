@@ -9,7 +9,7 @@ itself, whose errors are then explained line by line by
 :func:`libsvm_line_problem`. With numba installed, large blocks go first to
 the same parser compiled (:mod:`._libsvm_numba`), which also reads comments,
 ``qid`` and exponents with identical results; the numpy parser stays the
-reference. Blocks are read and parsed one ahead in a thread
+reference. Blocks are read, parsed and cut into chunks ahead in a thread
 (:func:`~._sources.read_ahead`).
 
 Indices are parsed as written; :func:`fit_to_model` makes them a model's
@@ -22,9 +22,14 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ._chunks import Chunk, collect_classes, rechunk, row_at
+from ._chunks import MAX_CLASSES, Chunk, collect_classes, rechunk, row_at, too_many_labels
 from ._libsvm_numpy import parse_plain_libsvm_arrays
-from ._sources import ByteSource, DataError, line_blocks, read_ahead, source_name
+from ._sources import IMPORT_LOCK, ByteSource, DataError, line_blocks, read_ahead, source_name
+
+# Parsed chunks kept ready ahead of the one being used: about two blocks of
+# text (see _sources.BLOCK_SIZE), enough for the parser to keep ahead while
+# memory stays flat in the file size.
+CHUNK_BYTES_AHEAD = 32 * 2**20
 
 # Feature indices of a LIBSVM file must fit the 32-bit integers of the parser.
 MAX_INDEX = 2**31 - 1
@@ -128,17 +133,18 @@ def parse_libsvm_block(path, first_line, block, labels_required=True):
     """
     plain = parse_plain_libsvm(block, labels_required)
     if plain is not None:
+        # At most 15 digits and powers of ten within 10**+-22: always finite.
         X, y, line_offsets = plain
-        chunk = Chunk(X, y, first_line + line_offsets)
-    else:
-        chunk = parse_with_sklearn(path, first_line, block, labels_required)
+        return Chunk(X, y, first_line + line_offsets)
+    chunk = parse_with_sklearn(path, first_line, block, labels_required)
     check_finite(path, chunk)
     return chunk
 
 
 def parse_with_sklearn(path, first_line, block, labels_required):
     """:func:`parse_libsvm_block` by scikit-learn's parser: any form it accepts."""
-    from sklearn.datasets import load_svmlight_file
+    with IMPORT_LOCK:
+        from sklearn.datasets import load_svmlight_file
 
     lines = io.BytesIO(block).readlines()  # split at "\n" only, as load_svmlight_file
     try:
@@ -189,20 +195,24 @@ def libsvm_pieces(path, labels_required=True):
         source.close()
 
 
-def libsvm_row_chunks(path, chunk_size, labels_required=True):
+def libsvm_row_chunks(path, chunk_size, labels_required=True, start=read_ahead):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written.
 
-    The input is read and parsed ahead in a thread (:func:`read_ahead`), so
-    that parsing the next block overlaps with the work on this one.
+    The input is read, parsed and cut into chunks ahead in a thread
+    (``start``: :func:`read_ahead`, or :class:`~._sources.ReadAhead` to start
+    at once), CHUNK_BYTES_AHEAD of chunks at most, so that this work overlaps
+    with the work on the chunk being used.
     """
-    return rechunk(read_ahead(libsvm_pieces(path, labels_required)), chunk_size)
+    chunks = rechunk(libsvm_pieces(path, labels_required), chunk_size)
+    return start(chunks, CHUNK_BYTES_AHEAD, lambda chunk: chunk.nbytes)
 
 
 # What the errors of fit_to_model suggest: the command line's options, or
 # the arguments of skftrl.readers.iter_libsvm.
 COMMAND_LINE_HINTS = {
     "zero_based": "its training file had no index 0; --zero-based reads indices from 0",
-    "wider": "train with --n-features for a wider model, or --hash-bits",
+    "wider": "train with --n-features for a wider model, or --hash-bits; "
+    "--drop-extra-features leaves such indices out",
 }
 PYTHON_HINTS = {
     "zero_based": "zero_based=True reads indices from 0",
@@ -210,14 +220,15 @@ PYTHON_HINTS = {
 }
 
 
-def fit_to_model(path, chunk, spec, hints=COMMAND_LINE_HINTS):
+def fit_to_model(path, chunk, spec, hints=COMMAND_LINE_HINTS, drop_extra=False):
     """A chunk of indices as written, made into the columns of a model whose
     input is ``spec`` (a :class:`~._spec.LibsvmSpec`).
 
     Indices are made zero-based; an index the model does not have is an
-    error naming its line (and what ``hints`` suggests). With ``hash_bits``,
-    an index is taken modulo ``2**hash_bits`` and values of the same column
-    in a row are added up.
+    error naming its line (and what ``hints`` suggests), or with
+    ``drop_extra``, an index beyond the model's width is left out. With
+    ``hash_bits``, an index is taken modulo ``2**hash_bits`` and values of the
+    same column in a row are added up.
     """
     X = chunk.X
     if spec.hash_bits is not None:
@@ -235,8 +246,10 @@ def fit_to_model(path, chunk, spec, hints=COMMAND_LINE_HINTS):
                 int(chunk.lines[row_at(X, position)]),
                 f"feature index 0, but this model's indices start at 1 ({hints['zero_based']})",
             )
-        position = int(np.argmax(X.indices))
-        if X.indices[position] - offset >= n_features:
+        if drop_extra:
+            X = drop_columns_from(X, n_features + offset)
+        position = int(np.argmax(X.indices)) if X.nnz else 0
+        if X.nnz and X.indices[position] - offset >= n_features:
             raise DataError(
                 path,
                 int(chunk.lines[row_at(X, position)]),
@@ -249,11 +262,23 @@ def fit_to_model(path, chunk, spec, hints=COMMAND_LINE_HINTS):
     return chunk._replace(X=X)
 
 
-def read_libsvm(path, chunk_size, spec, labels_required=True, hints=COMMAND_LINE_HINTS):
+def drop_columns_from(X, first):
+    """``X`` (CSR) without its values in the columns ``first`` and beyond."""
+    kept = X.indices < first
+    if kept.all():
+        return X
+    kept_before = np.concatenate(([0], np.cumsum(kept)))  # values kept before each one
+    indptr = kept_before[X.indptr]
+    return sp.csr_matrix((X.data[kept], X.indices[kept], indptr), shape=X.shape)
+
+
+def read_libsvm(
+    path, chunk_size, spec, labels_required=True, hints=COMMAND_LINE_HINTS, drop_extra=False
+):
     """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`)."""
     name = source_name(path)
     for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
-        yield fit_to_model(name, chunk, spec, hints)
+        yield fit_to_model(name, chunk, spec, hints, drop_extra)
 
 
 class LibsvmScan(NamedTuple):
@@ -267,16 +292,20 @@ class LibsvmScan(NamedTuple):
     labels: np.ndarray  # the sorted distinct labels (classification), else None
 
 
-def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None):
+def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None, chunks=None):
     """A first streaming pass over a LIBSVM training file.
 
     ``collect_labels`` gathers the distinct labels (at most MAX_CLASSES);
     ``progress(rows)`` is called after each chunk; ``cache`` (a ChunkCache)
     keeps every chunk, so that training need not parse the text again.
+    ``chunks`` are the file's chunks when they are being read already
+    (:func:`libsvm_row_chunks` by default).
     """
     n_rows, largest, largest_line, zero_based = 0, -1, 0, False
     labels = set()
-    for chunk in libsvm_row_chunks(path, chunk_size):
+    if chunks is None:
+        chunks = libsvm_row_chunks(path, chunk_size)
+    for chunk in chunks:
         if chunk.X.nnz:
             position = int(np.argmax(chunk.X.indices))
             if chunk.X.indices[position] > largest:
@@ -300,4 +329,52 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None):
         largest,
         largest_line,
         np.array(sorted(labels)) if collect_labels else None,
+    )
+
+
+def quick_scan_libsvm(path, collect_labels):
+    """The :class:`LibsvmScan` of a training file by the compiled scan of its
+    labels and indices (values skipped), or None without numba or when the
+    file holds a form that scan leaves to the parser (:func:`scan_libsvm`
+    then reads it). Its findings equal :func:`scan_libsvm`'s on every file
+    it reads; a value it skips is checked by the parse that learns from it.
+    """
+    try:
+        from ._libsvm_numba import (
+            LARGEST,
+            LARGEST_LINE,
+            N_LABELS,
+            OTHER_FORM_LINE,
+            ROWS,
+            SMALLEST,
+            TOO_MANY_LINE,
+            scan_block,
+        )
+    except ImportError:
+        return None
+    found = np.zeros(7, dtype=np.int64)
+    found[LARGEST], found[SMALLEST] = -1, MAX_INDEX + 1
+    labels = np.empty(MAX_CLASSES if collect_labels else 0)  # one more stops the scan
+    source = ByteSource(path)
+    try:
+        for first_line, block in line_blocks(source):
+            scan_block(block, first_line, found, labels)
+            if found[OTHER_FORM_LINE]:
+                return None
+            if found[TOO_MANY_LINE]:
+                raise too_many_labels(path, int(found[TOO_MANY_LINE]))
+    finally:
+        source.close()
+    if not found[ROWS]:
+        raise DataError(path, None, "no data rows")
+    zero_based = bool(found[SMALLEST] == 0)
+    offset = 0 if zero_based else 1
+    largest = int(found[LARGEST])
+    return LibsvmScan(
+        int(found[ROWS]),
+        max(largest + 1 - offset, 1),
+        zero_based,
+        largest,
+        int(found[LARGEST_LINE]) if largest >= 0 else 0,
+        np.array(sorted(labels[: found[N_LABELS]].tolist())) if collect_labels else None,
     )

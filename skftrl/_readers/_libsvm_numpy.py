@@ -152,4 +152,5 @@ def parse_plain_libsvm_arrays(block, labels_required):
     line_offsets = np.searchsorted(newlines, starts[first_of_line])
     indptr = np.concatenate(([0], np.cumsum(np.bincount(feature_rows, minlength=n_rows))))
     width = int(indices.max()) + 1 if indices.size else 0
-    return values, indices, indptr, y, line_offsets, width
+    # 32-bit indices, as scipy.sparse keeps them (it would copy 64-bit ones).
+    return values, indices.astype(np.int32), indptr.astype(np.int32), y, line_offsets, width

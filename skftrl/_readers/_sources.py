@@ -10,6 +10,7 @@ stream that cannot be rewound. Only the standard library is imported here.
 """
 
 import bz2
+import collections
 import csv
 import io
 import lzma
@@ -18,7 +19,6 @@ import stat
 import sys
 import threading
 import zlib
-from queue import Full, Queue
 
 # Bytes read from the input at a time: large enough that numpy's per-call
 # cost vanishes, small enough that memory stays flat.
@@ -58,6 +58,11 @@ COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 FORMAT_SUFFIXES = {".csv": "csv", ".vw": "vw", ".parquet": "parquet", ".pq": "parquet"}
 DECOMPRESSION_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 UTF8_BOM = b"\xef\xbb\xbf"
+
+# Held by a thread while it imports scikit-learn (or what imports it): two
+# threads importing it at once, the command line's main thread and a reader's,
+# can deadlock on its circular imports (Python then raises an ImportError).
+IMPORT_LOCK = threading.RLock()
 
 
 class DataError(ValueError):
@@ -320,51 +325,84 @@ def line_blocks(source, quoted=False):
         yield line, carry
 
 
-def read_ahead(items, depth=READ_AHEAD):
-    """The items of a generator, produced by a background thread at most ``depth`` ahead.
-
-    An exception of the generator is raised here, at the item where it
-    happened. When the consumer stops early (an error, an interruption),
-    the thread stops after its current item and closes the generator; the
-    consumer waits for that at most a second.
-    """
-    queue = Queue(maxsize=depth)
-    stop = threading.Event()
-    end = object()
-
-    def put(item):
-        while not stop.is_set():
-            try:
-                queue.put(item, timeout=0.1)
-                return True
-            except Full:
-                continue
-        return False
-
-    def produce():
-        try:
-            for item in items:
-                if not put((item, None)):
-                    return
-            put((end, None))
-        except BaseException as error:
-            put((end, error))
-        finally:
-            items.close()
-
-    thread = threading.Thread(target=produce, name="skftrl-read-ahead", daemon=True)
-    thread.start()
+def read_ahead(items, depth=READ_AHEAD, weigh=None):
+    """The items of a generator, produced ahead by a background thread (a
+    :class:`ReadAhead` started at the first item asked for)."""
+    ahead = ReadAhead(items, depth, weigh)
     try:
+        yield from ahead
+    finally:
+        ahead.close()
+
+
+class ReadAhead:
+    """The items of a generator, produced by a background thread ahead of
+    their use, from the moment it is made: at most ``depth`` items, or with
+    ``weigh`` (an item's size), items weighing at most ``depth`` in all (and
+    one item at least, whatever it weighs).
+
+    An exception of the generator is raised by the iteration, at the item
+    where it happened. :meth:`close` (also when the consumer stops early: an
+    error, an interruption) stops the thread after its current item and
+    closes the generator, waiting for that at most a second.
+    """
+
+    END = object()
+
+    def __init__(self, items, depth=READ_AHEAD, weigh=None):
+        self.items, self.depth = items, depth
+        self.weigh = weigh or (lambda item: 1)
+        self.ready = collections.deque()  # (item, error, weight), in order
+        self.held = 0  # what the ready items weigh
+        self.changed = threading.Condition()
+        self.stopped = False
+        self.thread = threading.Thread(target=self.produce, name="skftrl-read-ahead", daemon=True)
+        self.thread.start()
+
+    def put(self, item, error=None):
+        """Wait for room, then make ``item`` ready; False if the consumer has stopped."""
+        weight = 0 if item is self.END else self.weigh(item)
+        with self.changed:
+            while self.ready and self.held + weight > self.depth and not self.stopped:
+                self.changed.wait()
+            if self.stopped:
+                return False
+            self.ready.append((item, error, weight))
+            self.held += weight
+            self.changed.notify_all()
+            return True
+
+    def produce(self):
+        try:
+            for item in self.items:
+                if not self.put(item):
+                    return
+            self.put(self.END)
+        except BaseException as error:
+            self.put(self.END, error)
+        finally:
+            self.items.close()
+
+    def __iter__(self):
         while True:
-            item, error = queue.get()
+            with self.changed:
+                while not self.ready:
+                    self.changed.wait()
+                item, error, weight = self.ready.popleft()
+                self.held -= weight
+                self.changed.notify_all()
             if error is not None:
+                self.close()
                 raise error
-            if item is end:
+            if item is self.END:
                 return
             yield item
-    finally:
-        stop.set()
+
+    def close(self):
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
         # Not joined without a limit: a thread waiting to read a pipe or a
         # terminal cannot be stopped (an interrupted `skftrl train -` would
         # hang). It is a daemon, and ends at its next read or with the process.
-        thread.join(timeout=1.0)
+        self.thread.join(timeout=1.0)

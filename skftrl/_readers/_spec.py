@@ -32,9 +32,10 @@ class LibsvmSpec:
         first = 0 if self.zero_based else 1
         return f"LIBSVM, {self.n_features:,} features (indices from {first})"
 
-    def chunks(self, path, chunk_size, labels=True):
-        """The chunks of a LIBSVM input, in this spec's columns."""
-        return read_libsvm(path, chunk_size, self, labels_required=labels)
+    def chunks(self, path, chunk_size, labels=True, drop_extra=False):
+        """The chunks of a LIBSVM input, in this spec's columns; with
+        ``drop_extra``, indices beyond them are left out instead of refused."""
+        return read_libsvm(path, chunk_size, self, labels_required=labels, drop_extra=drop_extra)
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,10 @@ class CsvSpec:
             text += f", {len(self.ignored)} columns ignored"
         return text
 
-    def chunks(self, path, chunk_size, labels=True):
-        """The chunks of a CSV input, hashed as this spec says."""
-        return read_csv(path, self, chunk_size, labels)
+    def chunks(self, path, chunk_size, labels=True, tag_column=None):
+        """The chunks of a CSV input, hashed as this spec says; with
+        ``tag_column``, that column's values are the chunks' ``tags``."""
+        return read_csv(path, self, chunk_size, labels, tag_column=tag_column)
 
 
 @dataclass(frozen=True)
