@@ -25,6 +25,7 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils import murmurhash3_32
 
 import skftrl._cli._input
+import skftrl._cli._model_files
 import skftrl._readers._csv
 import skftrl._readers._sources
 from conftest import needs_readers_extra
@@ -362,8 +363,9 @@ def test_the_command_line_trains_on_vw_text_what_iter_vw_gives(tmp_path):
         assert np.array_equal(getattr(trained, name), getattr(model, name)), name
     code, output = run_here("predict", "-i", tmp_path / "m.joblib", path)
     X, _, _, _ = next(iter_vw(path, chunk_size=900))
-    predicted = np.array(output.split(), dtype=float)
-    assert np.array_equal(predicted, model.predict_proba(X)[:, 1])
+    predicted, tags = zip(*(line.split(" ") for line in output.splitlines()))
+    assert np.array_equal(np.array(predicted, dtype=float), model.predict_proba(X)[:, 1])
+    assert list(tags) == [f"r{i}" for i in range(900)]  # each line ends with its row's tag
 
 
 def compressed(kind, data):
@@ -463,3 +465,69 @@ def test_streaming_a_file_learns_as_partial_fit_on_the_whole(tmp_path):
     X = ColumnHasher().transform(frame.drop(columns="click"))
     reference = FTRLRegressor().partial_fit(X, frame["click"].to_numpy(dtype=float))
     assert np.array_equal(model.z_, reference.z_)
+
+
+def vw_click_file(path, rows, seed):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(rows):
+        user, item, ad = rng.integers(20), rng.integers(30), rng.integers(5)
+        label = 1 if (user + item) % 3 == 0 else -1  # an interaction only crosses learn
+        lines.append(f"{label} |user u{user} |item i{item} |ad a{ad} price:{ad + 1}\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def test_the_command_line_crosses_vw_namespaces_as_iter_vw_does(tmp_path):
+    data = vw_click_file(tmp_path / "train.vw", 600, seed=3)
+    more = vw_click_file(tmp_path / "more.vw", 200, seed=4)
+    model_path = tmp_path / "m.skops"
+    crosses = ["-q", "ui", "--cubic", "uia", "--interactions", "ia"]
+    code, output = run_here("train", data, model_path, "--chunk-size", 64, *crosses)
+    assert code == 0, output
+    code, output = run_here("train", more, tmp_path / "m2.joblib", "-i", model_path)
+    assert code == 0, output  # continued with the model's crosses
+    model, plain = FTRLClassifier(), FTRLClassifier()
+    for X, y, weights, _ in iter_vw(data, chunk_size=64, interactions=["ui", "uia", "ia"]):
+        model.partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
+    for X, y, weights, _ in iter_vw(data, chunk_size=64):
+        plain.partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
+    trained = skftrl._cli._model_files.load_model(model_path)[0]
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+    assert not np.array_equal(trained.z_, plain.z_)
+    for X, y, weights, _ in iter_vw(more, chunk_size=10_000, interactions=["ui", "uia", "ia"]):
+        model.partial_fit(X, y, sample_weight=weights)
+    continued = joblib.load(tmp_path / "m2.joblib")
+    for name in STATE:
+        assert np.array_equal(getattr(continued, name), getattr(model, name)), name
+    code, output = run_here("predict", more, tmp_path / "m2.joblib")
+    X, _, _, _ = next(iter_vw(more, chunk_size=10_000, interactions=["ui", "uia", "ia"]))
+    assert np.array_equal(np.array(output.split(), dtype=float), model.predict_proba(X)[:, 1])
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["-q", "u"], "'u' is not two namespace first letters"),
+        (["--cubic", "ui"], "'ui' is not three namespace first letters"),
+        (["--interactions", "i"], "'i' is not two or more namespace first letters"),
+        (["-i", "MODEL", "-q", "ua"], "-q ua conflicts with --initial-model"),
+        (["--format", "libsvm", "-q", "ui"], "-q, --cubic and --interactions cross the namespaces"),
+    ],
+)
+def test_the_command_line_refuses_crosses_it_cannot_take(tmp_path, options, message):
+    data = vw_click_file(tmp_path / "train.vw", 50, seed=5)
+    model_path = tmp_path / "m.joblib"
+    assert run_here("train", data, model_path, "-q", "ui")[0] == 0
+    options = [str(model_path) if option == "MODEL" else option for option in options]
+    before = model_path.read_bytes()
+    out = tmp_path / "out.joblib"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main([str(arg) for arg in ["train", data, out, *options]], out=io.StringIO())
+        except SystemExit as usage_error:  # argparse's own errors
+            code = usage_error.code
+    assert code == 2 and message in err.getvalue()
+    assert not out.exists() and model_path.read_bytes() == before

@@ -74,6 +74,12 @@ def check_format_options(args, data_kind):
                 f"{args.data} is read as {name}, which takes no {', '.join(given)} "
                 "(use --format csv for CSV data)"
             )
+    if args.interactions and data_kind != "vw":
+        raise UsageError(
+            "-q, --cubic and --interactions cross the namespaces of VW text; "
+            f"{args.data} is read as {'CSV' if data_kind == 'csv' else 'LIBSVM'} "
+            "(--factors K learns every pair's interaction)"
+        )
     if data_kind != "libsvm":
         if args.n_features is not None or args.zero_based or args.drop_extra_features:
             name = "VW text" if data_kind == "vw" else "CSV data"
@@ -154,6 +160,8 @@ def check_options_agree(args, initial, spec):
         conflict = f"--hash-bits {args.hash_bits}"
     elif args.zero_based and not spec.zero_based:
         conflict = "--zero-based"
+    elif args.interactions and tuple(args.interactions) != spec.interactions:
+        conflict = " ".join(f"-q {letters}" for letters in args.interactions)
     if conflict is not None:
         raise UsageError(
             f"{conflict} conflicts with {model}, which reads {spec.describe()}: a model "
@@ -238,7 +246,10 @@ def vw_input(args, classes, numeric_classes, estimator, resources):
     (which caches its chunks) unless --classes."""
     if args.classes is not None and not numeric_classes:
         raise UsageError(f"VW labels are numbers: --classes {args.classes}")
-    spec = VwSpec(DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits)
+    spec = VwSpec(
+        DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits,
+        tuple(args.interactions or ()),
+    )
     check_memory(estimator, spec.n_features, classes)
     if args.task != "classify" or classes is not None:
         return TrainingInput(spec, classes, None, None)

@@ -53,6 +53,20 @@ def hash_bits(text):
     return value
 
 
+def namespace_letters(count):
+    """An argparse type: ``count`` namespace first letters (two or more if None)."""
+
+    def letters(text):
+        if len(text) < 2 or (count is not None and len(text) != count) or " " in text:
+            wanted = "two or more" if count is None else ("two" if count == 2 else "three")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {wanted} namespace first letters (such as ui)"
+            )
+        return text
+
+    return letters
+
+
 TRAIN_DESCRIPTION = """\
 Train a model on a LIBSVM/svmlight, CSV or VW text file, streamed in chunks
 through partial_fit so that the file may be larger than memory, and save it
@@ -86,7 +100,9 @@ first chunk's values.
 
 VW text (Vowpal Wabbit's format): "label [importance] ['tag]|namespace
 feature[:value] ...", importance weights as sample weights; a feature f of
-the namespace ns is hashed as "ns=f" into 2**--hash-bits features.
+the namespace ns is hashed as "ns=f" into 2**--hash-bits features. -q ui
+crosses each feature of the namespaces starting with u with each of those
+starting with i, in every row, as VW does (--cubic, --interactions: more).
 
 Classification: the classes are the distinct labels of the training file
 (numbers when every label is a number, else strings), or --classes; two
@@ -404,6 +420,33 @@ def add_train_command(commands):
         type=hash_bits,
         help="CSV and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
         "LIBSVM: take indices modulo 2**B (-b as VW)",
+    )
+    train.add_argument(
+        "-q",
+        "--quadratic",
+        dest="interactions",
+        action="append",
+        metavar="AB",
+        type=namespace_letters(2),
+        help="VW text: cross every feature of the namespaces starting with A with every "
+        "feature of those starting with B, as VW's -q (repeatable)",
+    )
+    train.add_argument(
+        "--cubic",
+        dest="interactions",
+        action="append",
+        metavar="ABC",
+        type=namespace_letters(3),
+        help="VW text: cross the features of three namespaces, as VW's --cubic (repeatable)",
+    )
+    train.add_argument(
+        "--interactions",
+        dest="interactions",
+        action="append",
+        metavar="AB...",
+        type=namespace_letters(None),
+        help="VW text: cross the features of two or more namespaces, as VW's "
+        "--interactions (repeatable)",
     )
     train.add_argument(
         "--n-features",

@@ -115,7 +115,7 @@ def output_values(estimator, X, output_type):
 
 def format_predictions(values, tags=None):
     """One line a row; several values (multiclass) separated by spaces, then
-    the row's tag if any.
+    the row's tag if it has one (not empty), as Vowpal Wabbit writes them.
 
     ``repr`` writes the shortest text that reads back as the same float.
     """
@@ -127,7 +127,7 @@ def format_predictions(values, tags=None):
             else [" ".join(map(repr, row)) for row in texts]
         )
     if tags is not None:
-        texts = [f"{text} {tag}" for text, tag in zip(texts, tags.tolist())]
+        texts = [f"{text} {tag}" if tag else text for text, tag in zip(texts, tags.tolist())]
     return "".join(f"{text}\n" for text in texts)
 
 

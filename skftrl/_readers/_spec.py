@@ -76,22 +76,31 @@ class CsvSpec:
 @dataclass(frozen=True)
 class VwSpec:
     """Vowpal Wabbit text as a model's columns: each feature hashed into
-    ``2**hash_bits`` columns (see :mod:`._vw`)."""
+    ``2**hash_bits`` columns, and the crosses of the namespaces
+    ``interactions`` names, as VW's ``-q ab`` (see :mod:`._vw`)."""
 
     format: str = field(default="vw", init=False)
     hash_bits: int
+    interactions: tuple = ()
+
+    def __post_init__(self):
+        # A model file may hold them as a list.
+        object.__setattr__(self, "interactions", tuple(self.interactions))
 
     @property
     def n_features(self):
         return 2**self.hash_bits
 
     def describe(self):
-        return f"VW text hashed into 2**{self.hash_bits} features"
+        crosses = "".join(f" -q {letters}" for letters in self.interactions)
+        return f"VW text hashed into 2**{self.hash_bits} features" + (
+            f", crossed as{crosses}" if crosses else ""
+        )
 
     def chunks(self, path, chunk_size, labels=True):
         """The chunks of a VW text input; every row has a label with ``labels``,
         none is read without."""
-        return read_vw(path, chunk_size, self.hash_bits, labels_required=labels)
+        return read_vw(path, chunk_size, self.hash_bits, self.interactions, labels_required=labels)
 
 
 InputSpec = Union[LibsvmSpec, CsvSpec, VwSpec]
