@@ -4,7 +4,8 @@ pyproject.toml is the one place of the minimums: ``requires-python`` and the
 ``>=`` of each dependency. This prints, for ``.ci/run``:
 
     python .ci/oldest.py python        the oldest Python, e.g. 3.9
-    python .ci/oldest.py constraints   each dependency pinned at its minimum
+    python .ci/oldest.py constraints   each dependency, and the fast extra's
+                                       numba, pinned at its minimum
     python .ci/oldest.py test          the test extra's requirements, but skops
 
 skops (the tests of saving with skops.io) needs a newer numpy than the oldest
@@ -21,8 +22,9 @@ project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text
 
 
 def minimums():
-    """``name==version`` of each dependency's ``name>=version``."""
-    for requirement in project["dependencies"]:
+    """``name==version`` of each dependency's ``name>=version``, and of the
+    fast extra's (numba: its range is tested with the others')."""
+    for requirement in [*project["dependencies"], *project["optional-dependencies"]["fast"]]:
         match = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", requirement)
         if match is None:
             sys.exit(f"{requirement!r}: a dependency's range must be name>=version")

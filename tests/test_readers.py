@@ -25,7 +25,6 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils import murmurhash3_32
 
 import skftrl._cli._input
-import skftrl._cli._model_files
 import skftrl._readers._csv
 import skftrl._readers._sources
 from conftest import needs_readers_extra
@@ -481,7 +480,7 @@ def vw_click_file(path, rows, seed):
 def test_the_command_line_crosses_vw_namespaces_as_iter_vw_does(tmp_path):
     data = vw_click_file(tmp_path / "train.vw", 600, seed=3)
     more = vw_click_file(tmp_path / "more.vw", 200, seed=4)
-    model_path = tmp_path / "m.skops"
+    model_path = tmp_path / "m.joblib"
     crosses = ["-q", "ui", "--cubic", "uia", "--interactions", "ia"]
     code, output = run_here("train", data, model_path, "--chunk-size", 64, *crosses)
     assert code == 0, output
@@ -492,7 +491,7 @@ def test_the_command_line_crosses_vw_namespaces_as_iter_vw_does(tmp_path):
         model.partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
     for X, y, weights, _ in iter_vw(data, chunk_size=64):
         plain.partial_fit(X, y, classes=[-1, 1], sample_weight=weights)
-    trained = skftrl._cli._model_files.load_model(model_path)[0]
+    trained = joblib.load(model_path)
     for name in STATE:
         assert np.array_equal(getattr(trained, name), getattr(model, name)), name
     assert not np.array_equal(trained.z_, plain.z_)

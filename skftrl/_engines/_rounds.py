@@ -107,7 +107,8 @@ class ShardLearner:
         self.table = np.full(2, -1, dtype=np.int64)
         self.buffers = {}
         # The learned per-feature arrays of the shard's state, laid out as the
-        # model's, and their starts: for ``capacity`` columns, sliced to a shard's.
+        # model's, and their starts: flat buffers for ``capacity`` columns, whose
+        # first values a shard's arrays are (see _shard_arrays).
         self.capacity = 0
         self.locals = self.starts = None
 
@@ -128,11 +129,12 @@ class ShardLearner:
             self.capacity = max(size, 2 * self.capacity)
             self.locals, self.starts = [], []
             for array, layout in zip(run.feature_arrays[::2], run.layouts):
-                shape = (array.shape[0], self.capacity, *array.shape[2:])
-                self.locals.extend(layout(shape, array.dtype))
-            self.starts = [np.empty_like(as_3d(local)) for local in self.locals]
+                shape = (1, array.shape[0] * self.capacity, *array.shape[2:])
+                self.locals.extend(buffer[0] for buffer in layout(shape, array.dtype))
+            self.starts = [np.empty_like(buffer) for buffer in self.locals]
         arrays, features, outputs = [], [], []
-        locals_, starts = iter(self.locals), iter(self.starts)
+        locals_ = self._shard_arrays(self.locals, size)
+        starts = map(as_3d, self._shard_arrays(self.starts, size))
         for array in run.state:
             if array.dtype.kind != "f":  # a constant of the state
                 arrays.append(array[:, columns])
@@ -141,13 +143,24 @@ class ShardLearner:
                 arrays.append(local)
                 outputs.append((array, array.copy(), local))
             else:
-                local = next(locals_)[:, :size]
+                local = next(locals_)
                 arrays.append(local)
-                features.append((as_3d(array), next(starts)[:, :size], as_3d(local)))
+                features.append((as_3d(array), next(starts), as_3d(local)))
         features = tuple(zip(features[::2], features[1::2]))
         for pair in features:
             run.compiled.gather(pair, columns)
         return run.state._make(arrays), features, outputs
+
+    def _shard_arrays(self, buffers, size):
+        """The per-feature arrays of a shard of ``size`` columns, each of the
+        model's array's shape but for its columns, C-contiguous at the start of
+        its buffer. (Slices of ``(K, capacity, ...)`` arrays would not be
+        contiguous for K > 1: with numba 0.59 and 0.60, the factorization
+        machine's compiled pass learned from such factors a state that changed
+        from run to run.)"""
+        for buffer, array in zip(buffers, self.run.feature_arrays):
+            n_values = array.shape[0] * size * math.prod(array.shape[2:])
+            yield buffer.reshape(-1)[:n_values].reshape(array.shape[0], size, *array.shape[2:])
 
     def _compact(self, rows):
         """The shard's rows over its own columns renumbered (compact_rows): the
