@@ -25,6 +25,7 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib.resources import files
@@ -37,6 +38,7 @@ from sklearn.datasets import dump_svmlight_file, load_svmlight_file
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.metrics import log_loss, roc_auc_score
 
+import skftrl._cli
 import skftrl._cli._inspect
 import skftrl._cli._train
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
@@ -825,6 +827,20 @@ def test_terminated_training_leaves_nothing_behind(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM, stderr
     assert stderr.endswith("skftrl: interrupted\n"), stderr
     assert sorted(os.listdir(tmp_path)) == ["train.fifo"]
+
+
+def test_a_signal_inside_the_compiler_is_sent_again_after_it(monkeypatch):
+    # An exception raised in llvmlite's callbacks from LLVM is lost and the
+    # process crashes: the handler sends the signal again instead of raising.
+    sent = threading.Event()
+    monkeypatch.setattr(os, "kill", lambda pid, signum: sent.set())
+    compiler_code = {"__name__": "llvmlite.binding.executionengine"}
+    exec("def callback(handler):\n    return handler(15, sys._getframe())", compiler_code)
+    compiler_code["sys"] = sys
+    assert compiler_code["callback"](skftrl._cli.interrupt) is None
+    assert sent.wait(timeout=5)
+    with pytest.raises(KeyboardInterrupt):
+        skftrl._cli.interrupt(15, sys._getframe())
 
 
 def test_an_interrupted_model_write_removes_its_temporary_file(tmp_path, monkeypatch):

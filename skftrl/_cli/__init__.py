@@ -52,9 +52,30 @@ def without_pandas():
         del sys.modules["pandas"]
 
 
+# Python modules of the compiler, whose callbacks from compiled LLVM code
+# cannot be unwound by an exception: raised there, it is lost and the process
+# crashes (a segmentation fault) instead of ending cleanly.
+COMPILER_MODULES = ("llvmlite", "numba")
+
+
 def interrupt(signum, frame):
-    """SIGTERM ends the command as Ctrl-C does: temporary files are removed."""
+    """SIGTERM (and Ctrl-C) end the command: temporary files are removed.
+
+    A signal that arrives while numba compiles is sent again 50 ms later,
+    until it arrives outside the compiler."""
+    if inside(frame, COMPILER_MODULES):
+        threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
+        return
     raise KeyboardInterrupt(signum)
+
+
+def inside(frame, modules):
+    """Whether ``frame`` or a frame that called it runs code of ``modules``."""
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").split(".")[0] in modules:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def main(argv=None, out=None):
@@ -66,7 +87,9 @@ def main(argv=None, out=None):
     module, function = args.run.split(":")
     in_main_thread = threading.current_thread() is threading.main_thread()
     if in_main_thread:  # signal handlers can only be set there
-        previous_handler = signal.signal(signal.SIGTERM, interrupt)
+        previous_handlers = {
+            signum: signal.signal(signum, interrupt) for signum in (signal.SIGTERM, signal.SIGINT)
+        }
     args.early = None
     try:
         resolve_files(args)
@@ -104,4 +127,5 @@ def main(argv=None, out=None):
         if args.early is not None:
             args.early.close()
         if in_main_thread:
-            signal.signal(signal.SIGTERM, previous_handler)
+            for signum, handler in previous_handlers.items():
+                signal.signal(signum, handler)
