@@ -155,9 +155,10 @@ class ShardLearner:
         """The per-feature arrays of a shard of ``size`` columns, each of the
         model's array's shape but for its columns, C-contiguous at the start of
         its buffer. (Slices of ``(K, capacity, ...)`` arrays would not be
-        contiguous for K > 1: with numba 0.59 and 0.60, the factorization
-        machine's compiled pass learned from such factors a state that changed
-        from run to run.)"""
+        contiguous for K > 1: with numba 0.59 and 0.60, the compiled gather
+        and merge of a multiclass factorization machine's shards, given such
+        views, made a state that changed from run to run; the pass itself
+        learns the same from either.)"""
         for buffer, array in zip(buffers, self.run.feature_arrays):
             n_values = array.shape[0] * size * math.prod(array.shape[2:])
             yield buffer.reshape(-1)[:n_values].reshape(array.shape[0], size, *array.shape[2:])
