@@ -26,14 +26,14 @@ def pass_chunks(args, training, report, resources):
     path, spec, chunk_size = args.data, training.spec, args.chunk_size
     drop_extra = args.drop_extra_features
     reading = {"drop_extra": True} if drop_extra else {}
+
+    def in_model_columns(libsvm_chunks):  # LIBSVM chunks of indices as written
+        return (fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in libsvm_chunks)
+
     if training.scan_cache is not None:  # the scan cached the rows (LIBSVM: as written)
         for _ in range(args.passes):
             chunks = training.scan_cache.chunks()
-            if spec.format == "libsvm":
-                chunks = (
-                    fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in chunks
-                )
-            yield chunks
+            yield in_model_columns(chunks) if spec.format == "libsvm" else chunks
         return
     if spec.format == "csv":
         # Opened already when the column kinds came from its first chunk.
@@ -46,9 +46,7 @@ def pass_chunks(args, training, report, resources):
             on_first_chunk=leak_check(spec.label_column, report),
         )
     elif args.early is not None and not args.early.taken:  # parsed from the start
-        first = (
-            fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in args.early.chunks()
-        )
+        first = in_model_columns(args.early.chunks())
     else:
         first = spec.chunks(path, chunk_size, **reading)
     if args.no_cache or args.passes == 1:
