@@ -5,7 +5,12 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._readers._hashing import all_features, hashed_matrix, names_by_column
+from ._readers._hashing import (
+    concatenate_features,
+    fields_matrix,
+    names_by_column,
+    table_fields,
+)
 from ._readers._tables import table_columns
 from ._sklearn_compat import Interval, _fit_context
 
@@ -141,8 +146,8 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         X_hashed : scipy.sparse.csr_matrix of shape (n_samples, 2**hash_bits)
             The features of each row, float64.
         """
-        features, n_rows = self._features(X, named=False)
-        return hashed_matrix(features, n_rows, self.hash_bits)
+        fields, n_rows = self._fields(X, named=False)
+        return fields_matrix(fields, n_rows, self.hash_bits)
 
     def hashed_names(self, X):
         """The names of the features of ``X``, by the output column they are hashed into.
@@ -163,7 +168,8 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             sorted names of those features: ``column=value`` for a category,
             ``column`` for a number, ``a=x^b=y`` for a cross.
         """
-        features, _ = self._features(X, named=True)
+        fields, _ = self._fields(X, named=True)
+        features = concatenate_features([field.features() for field in fields], named=True)
         return names_by_column(features, self.hash_bits)
 
     def get_feature_names_out(self, input_features=None):
@@ -209,7 +215,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                 )
         return [tuple(fields) for fields in interactions]
 
-    def _features(self, X, named):
+    def _fields(self, X, named):
         self._validate_params()
         interactions = self._checked_interactions()
         categorical = [] if self.categorical is None else list(self.categorical)
@@ -231,4 +237,4 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                     f"column {name!r} holds {column.numbers[row]} in row {row}: numbers "
                     "must be finite (or missing)"
                 )
-        return all_features(columns, n_rows, interactions, named), n_rows
+        return table_fields(columns, n_rows, interactions, named), n_rows

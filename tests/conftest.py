@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 HAS_NUMBA = importlib.util.find_spec("numba") is not None
+needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
 
 # The tests of pyarrow's CSV parser, Parquet, Arrow tables and zstd (the
 # readers extra) are skipped where it is not installed, unless

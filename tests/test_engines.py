@@ -11,11 +11,10 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import log_loss
 
-from conftest import HAS_NUMBA
+from conftest import needs_numba
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 
-needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
 TOLERANCE = dict(rtol=1e-12, atol=1e-12)
 STATE = ("z_", "n_", "z_intercept_", "n_intercept_")
 

@@ -18,12 +18,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier, SGDRegressor
 from test_reference import assert_matches_reference, run_reference
 
-from conftest import HAS_NUMBA, assert_same, snapshot, with_int64_indices
+from conftest import assert_same, needs_numba, snapshot, with_int64_indices
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl.datasets import load_a9a, load_dna
 
 STATE = ["z_", "n_", "z_intercept_", "n_intercept_"]
-needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
 # Every way to run the training: exact engines, a mini-batch, a float32 state.
 ENGINE_PARAMS = [
     pytest.param({"engine": "numpy"}, id="numpy"),

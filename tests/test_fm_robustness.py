@@ -27,12 +27,11 @@ from reference_fm import clipped_term, explicit_pairwise
 from sklearn.feature_extraction import FeatureHasher
 from test_cli import run_here, write
 
-from conftest import HAS_NUMBA, assert_same, snapshot
+from conftest import HAS_NUMBA, assert_same, needs_numba, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier
 from skftrl._sklearn_compat import InvalidParameterError
 
 FM_STATE = ["z_", "n_", "z_intercept_", "n_intercept_", "z_factors_", "n_factors_"]
-needs_numba = pytest.mark.skipif(not HAS_NUMBA, reason="numba is not installed")
 # Each FM pass: per row in numpy and numba, mini-batches in numpy.
 FM_PASSES = [
     pytest.param(dict(engine="numpy"), id="numpy"),

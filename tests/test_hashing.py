@@ -18,7 +18,7 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import murmurhash3_32
 
-from conftest import needs_readers_extra
+from conftest import needs_numba, needs_readers_extra
 from skftrl import FTRLClassifier
 from skftrl.preprocessing import ColumnHasher
 
@@ -289,3 +289,40 @@ def test_arrow_columns_of_every_index_and_string_type_hash_as_python_values():
     )
     hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "c")])
     assert (hasher.transform(table) != hasher.transform(rows)).nnz == 0
+
+
+def canonical_rows_reference(columns, values):
+    """Row by row in plain Python: a row's values added up per column in the
+    order of the fields (NaN: none), its columns sorted."""
+    indptr, indices, data = [0], [], []
+    for i in range(columns.shape[1]):
+        row = {}
+        for f in range(columns.shape[0]):
+            if not math.isnan(values[f, i]):
+                column = int(columns[f, i])
+                row[column] = row[column] + values[f, i] if column in row else values[f, i]
+        indices += sorted(row)
+        data += [row[column] for column in sorted(row)]
+        indptr.append(len(indices))
+    return indptr, indices, data
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
+@pytest.mark.parametrize("n_fields", [1, 3, 20, 40])
+def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monkeypatch):
+    """Many collisions of three and more fields in a column (where the order
+    of the sum shows in the last bits), missing values, rows of none."""
+    from skftrl._readers import _hashing
+
+    if not compiled:
+        monkeypatch.setattr(_hashing, "_compiled_canonical_rows", None)
+    rng = np.random.default_rng(n_fields)
+    columns = rng.choice(rng.integers(0, 2**30, size=6), size=(n_fields, 300))  # collide
+    values = rng.normal(size=(n_fields, 300)) / 3
+    values[rng.random(values.shape) < 0.3] = np.nan
+    values[:, :5] = np.nan
+    indptr, indices, data = _hashing.canonical_rows(columns, values)
+    expected = canonical_rows_reference(columns, values)
+    assert np.array_equal(indptr, expected[0]) and np.array_equal(indices, expected[1])
+    assert np.array_equal(data, expected[2])  # bit for bit
+    assert indices.dtype == np.int32 and data.dtype == np.float64

@@ -198,27 +198,27 @@ def concatenate_features(parts, named=False):
 class Column(NamedTuple):
     """A field's values in a batch: its numbers (NaN where a row holds none)
     and its categories (a :class:`Factorized`, -1 where a row holds none);
-    either may be None."""
+    either may be None, and a row holds a number or a category, not both."""
 
     numbers: Optional[np.ndarray] = None
     categories: Optional[Factorized] = None
 
 
-def field_features(field, column, named=False):
-    """The features of a field's :class:`Column`, ordered by row."""
-    parts = []
-    if column.numbers is not None:
-        numbers = column.numbers
-        rows = np.flatnonzero(~np.isnan(numbers) & (numbers != 0))
-        hashes = np.full(rows.size, hash_names([field])[0], dtype=np.int64)
-        names = np.full(rows.size, field, dtype=object) if named else None
-        parts.append(Features(rows, hashes, numbers[rows], names))
-    if column.categories is not None:
-        parts.append(category_features(field, column.categories, named))
-    features = concatenate_features(parts, named)
-    if len(parts) > 1:  # numbers and categories in one field: in row order again
-        features = features.take(np.argsort(features.rows, kind="stable"))
-    return features
+class FieldRows(NamedTuple):
+    """A field's features in a batch of rows, at most one a row (a column of
+    a table, or a cross of such columns): each row's hash and value, NaN
+    where the row has none, and its name when names are asked for (else
+    None)."""
+
+    hashes: np.ndarray
+    values: np.ndarray
+    names: Optional[np.ndarray] = None
+
+    def features(self):
+        """The same as :class:`Features` (of the rows that have one)."""
+        rows = np.flatnonzero(~np.isnan(self.values))
+        names = None if self.names is None else self.names[rows]
+        return Features(rows, self.hashes[rows], self.values[rows], names)
 
 
 def category_names(field, values):
@@ -230,16 +230,60 @@ def category_names(field, values):
         return [prefix + value_text(value) for value in values]
 
 
-def category_features(field, column, named=False):
-    """The features of a :class:`Factorized` field of categories: ``field=value``, value 1."""
-    used = column.used()
-    names = np.empty(len(column.distinct), dtype=object)
-    names[used] = category_names(field, column.distinct[used])
-    hashes = np.zeros(len(column.distinct), dtype=np.int64)
-    hashes[used] = hash_names(names[used])
-    rows = np.flatnonzero(column.codes >= 0)
-    codes = column.codes[rows]
-    return Features(rows, hashes[codes], np.ones(rows.size), names[codes] if named else None)
+def field_rows(field, column, n_rows, named=False):
+    """The :class:`FieldRows` of a field's :class:`Column` of ``n_rows`` rows."""
+    hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
+    names = np.full(n_rows, None, dtype=object) if named else None
+    if column.numbers is not None:
+        numbers = column.numbers
+        has = numbers != 0  # a zero adds no feature; NaN (missing) is not one
+        hashes[:] = hash_names([field])[0]
+        values[has] = numbers[has]
+        if named:
+            names[has & ~np.isnan(numbers)] = field
+    if column.categories is not None:
+        categories = column.categories
+        used = categories.used()
+        distinct_names = np.empty(len(categories.distinct), dtype=object)
+        distinct_names[used] = category_names(field, categories.distinct[used])
+        distinct_hashes = np.zeros(len(categories.distinct), dtype=np.int64)
+        distinct_hashes[used] = hash_names(distinct_names[used])
+        codes = categories.codes
+        has = codes >= 0
+        if has.all():  # the common case, without the copies of a mask
+            hashes, values = distinct_hashes[codes], np.ones(n_rows)
+        else:
+            hashes[has] = distinct_hashes[codes[has]]
+            values[has] = 1.0
+        if named:
+            names[has] = distinct_names[codes[has]]
+    return FieldRows(hashes, values, names)
+
+
+def crossed_rows(fields):
+    """The :class:`FieldRows` of the cross of ``fields`` (each a
+    :class:`FieldRows`): a row's cross combines its features, and it has
+    none where one of them is missing (NaN times any value is NaN)."""
+    hashes, values, names = fields[0]
+    for other in fields[1:]:
+        hashes = crossed_hashes(hashes, other.hashes)
+        values = values * other.values
+        if names is not None:
+            has = ~np.isnan(values)
+            crossed = np.full(len(values), None, dtype=object)
+            crossed[has] = names[has] + "^" + other.names[has]
+            names = crossed
+    return FieldRows(hashes, values, names)
+
+
+def table_fields(columns, n_rows, interactions=(), named=False):
+    """The :class:`FieldRows` of ``columns`` (field -> :class:`Column`), then
+    of each interaction (a tuple of fields)."""
+    fields = {field: field_rows(field, column, n_rows, named) for field, column in columns.items()}
+    # A field no row has (a key of no dict of a list of rows) crosses to none.
+    none = field_rows("", Column(), n_rows, named)
+    crosses = [[fields.get(field, none) for field in crossed] for crossed in interactions]
+    return list(fields.values()) + list(map(crossed_rows, crosses))
 
 
 def cross(first, second, n_rows):
@@ -274,16 +318,6 @@ def crosses(features_of, interactions, n_rows, named=False):
     return parts
 
 
-def all_features(columns, n_rows, interactions=(), named=False):
-    """The :class:`Features` of ``columns`` (field -> :class:`Column`) and of
-    their crosses."""
-    features_of = {
-        field: field_features(field, column, named) for field, column in columns.items()
-    }
-    parts = list(features_of.values()) + crosses(features_of, interactions, n_rows, named)
-    return concatenate_features(parts, named)
-
-
 def hashed_matrix(features, n_rows, hash_bits):
     """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`Features`, duplicates added up."""
     X = sp.csr_matrix(
@@ -292,6 +326,69 @@ def hashed_matrix(features, n_rows, hash_bits):
     )
     X.sum_duplicates()
     return X
+
+
+def fields_matrix(fields, n_rows, hash_bits):
+    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`FieldRows`: each
+    row's columns in order, the values of a column added up in the order of
+    the fields (:func:`canonical_rows`)."""
+    shape = (n_rows, 2**hash_bits)
+    if not fields:
+        return sp.csr_matrix(shape)
+    # Fields first: each field's rows copied whole, not spread.
+    columns = columns_of(np.stack([field.hashes for field in fields]), hash_bits)
+    values = np.stack([field.values for field in fields])
+    indptr, indices, data = canonical_rows(columns, values)
+    return sp.csr_matrix((data, indices, indptr), shape=shape)
+
+
+def canonical_rows(columns, values):
+    """``(indptr, indices, data)`` of the CSR matrix of the entries
+    ``(i, columns[f, i]) = values[f, i]`` (NaN: no entry), each row's columns
+    sorted, the values of a column added up in the order of ``f``: by numba
+    where it is installed (:mod:`._hashing_numba`, the same arrays)."""
+    compiled = compiled_canonical_rows()
+    if compiled is not None:
+        return compiled(columns, values)
+    n_fields, n_rows = columns.shape
+    # Sort each row's keys (column, field): a key's field, in its low bits,
+    # keeps the fields' order among a column's values; no entry sorts last.
+    shift = max(1, (n_fields - 1).bit_length())
+    none = np.iinfo(np.int64).max
+    keys = (columns << shift) | np.arange(n_fields)[:, None]
+    absent = np.isnan(values)
+    keys[absent] = none
+    keys = np.sort(keys.T, axis=1).ravel()
+    rows = np.repeat(np.arange(n_rows), n_fields)
+    if absent.any():
+        present = keys != none
+        rows, keys = rows[present], keys[present]
+    column, field = keys >> shift, keys & ((1 << shift) - 1)
+    data = values[field, rows]
+    first = np.ones(len(keys), dtype=bool)  # of the entries of a row's column
+    first[1:] = (column[1:] != column[:-1]) | (rows[1:] != rows[:-1])
+    if not first.all():
+        # bincount adds in order, as the compiled code does.
+        data = np.bincount(np.cumsum(first) - 1, weights=data)
+        rows, column = rows[first], column[first]
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    return indptr, column.astype(np.int32), data
+
+
+def compiled_canonical_rows():
+    """:func:`._hashing_numba.canonical_rows`, or None without numba."""
+    global _compiled_canonical_rows
+    if _compiled_canonical_rows is False:
+        try:
+            from ._hashing_numba import canonical_rows as compiled
+        except ImportError:
+            compiled = None
+        _compiled_canonical_rows = compiled
+    return _compiled_canonical_rows
+
+
+_compiled_canonical_rows = False  # not looked for yet
 
 
 def names_by_column(features, hash_bits):
