@@ -160,7 +160,21 @@ def test_pyarrow_and_the_csv_module_read_the_same_rows(
 
 
 @needs_readers_extra
-def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path):
+def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path, monkeypatch):
+    """Blocks of a few hundred lines: after the first, pyarrow reads the
+    numeric columns as numbers (missing markers among them)."""
+    from skftrl._readers import _csv_arrow
+
+    monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", 2**14)
+    read_as_numbers = []
+    arrow_columns = _csv_arrow.ArrowCsvInput.arrow_columns
+
+    def spy(self, block, quoted, numeric):
+        columns = arrow_columns(self, block, quoted, numeric)
+        read_as_numbers.append(columns is not None and isinstance(columns[4], np.ndarray))
+        return columns
+
+    monkeypatch.setattr(_csv_arrow.ArrowCsvInput, "arrow_columns", spy)
     path = tmp_path / "clicks.csv"
     path.write_text(click_csv(3000, seed=1))
     kinds = {name: "categorical" for name in ["site", "app", "code", "device"]}
@@ -170,6 +184,7 @@ def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path):
         list(read_csv(path, spec, 700, parser="python")),
         list(read_csv(path, spec, 700, parser="pyarrow")),
     )
+    assert sum(read_as_numbers) >= 4  # the price column (4th): as numbers
 
 
 BAD_CSV = [
@@ -179,15 +194,21 @@ BAD_CSV = [
     ("y,a,b\n1,x,2\n1,y,2\n0,z,word\n", "4: column 'b' holds numbers, but this value is 'word'"),
     ("y,a,b\n1,x,2\nNA,x,2\n", "3: missing label 'NA'"),
     ("y,a,b\n1,x,2\n1,x,inf\n", "3: column 'b' holds numbers, but this value is 'inf'"),
+    # A chunk of rows read as numbers, then as text (a word among them).
+    ("y,a,b\n1,x,2\n1,x,-3\n1,x,4\n0,z,word\n", "5: column 'b' holds numbers, .* 'word'"),
+    ("y,a,b\n1,x,2\n1,x,3\n1,x,NA\n0,z,1e999\n", "5: column 'b' holds numbers, .* '1e999'"),
     ("y,a,b\n1,x,2\n   \n0,x,2\n", "3: 1 fields, but the header has 3"),
 ]
 
 
 @pytest.mark.parametrize("parser", PARSERS)
 @pytest.mark.parametrize("text, message", BAD_CSV)
+@pytest.mark.parametrize("block_size", [None, 8])  # 8: a line a block, numbers after the first
 def test_bad_csv_rows_are_refused_naming_their_line_with_either_parser(
-    tmp_path, parser, text, message
+    tmp_path, monkeypatch, parser, text, message, block_size
 ):
+    if block_size:
+        monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", block_size)
     path = tmp_path / "bad.csv"
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     spec = CsvSpec("y", {"a": "categorical", "b": "numeric"}, True, 10)

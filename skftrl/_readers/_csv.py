@@ -204,6 +204,8 @@ def csv_chunks(
         if spec.weight_column is not None:
             weight_position = source.position(spec.weight_column, "weight")
     tag_position = None if tag_column is None else source.position(tag_column, "id")
+    numeric = [name for name, kind in spec.kinds.items() if kind == "numeric"]
+    source.read_numbers({positions[name] for name in numeric} - {tag_position})
     known = {spec.label_column, spec.weight_column, tag_column, *spec.ignored}
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:

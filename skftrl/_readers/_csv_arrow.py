@@ -4,8 +4,13 @@ The blocks are those of :func:`~._sources.line_blocks` (any source,
 compressed or not, with line numbers). pyarrow parses each block into
 dictionary-encoded string columns (on its threads), read as
 :class:`~._hashing.Factorized` columns: every later step looks at a column's
-distinct values only. The line of each row is found from the block's
-newlines outside quotes.
+distinct values only. The columns a model reads as numbers (numeric
+features, :meth:`ArrowCsvInput.read_numbers`) are parsed as floats instead,
+where every value of the block's column is a number or a missing marker:
+pyarrow reads numbers as ``float()`` does (both correctly rounded), and what
+it refuses (``1_000``, non-ASCII digits, spaces around a marker) or reads
+as infinite sends the block back to strings. The line of each row is found
+from the block's newlines outside quotes.
 
 A block that pyarrow refuses, or whose rows it counts otherwise than its
 lines (a bare carriage return ending a line, a line of spaces), or that ends
@@ -25,7 +30,7 @@ import pyarrow.csv as pa_csv
 
 from ._chunks import rechunk
 from ._csv_text import CsvInput, decode
-from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing
+from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, concatenate_factorized, factorize
 from ._sources import DataError, read_ahead
 
@@ -58,8 +63,36 @@ def concatenate_rows(pieces):
     """One :class:`FactorizedRows` of the rows of ``pieces``."""
     if len(pieces) == 1:
         return pieces[0]
-    columns = [concatenate_factorized(list(parts)) for parts in zip(*(p.columns for p in pieces))]
+    columns = [concatenate_column(list(parts)) for parts in zip(*(p.columns for p in pieces))]
     return FactorizedRows(columns, np.concatenate([piece.lines for piece in pieces]))
+
+
+def concatenate_column(parts):
+    """One column of consecutive parts of its rows, each a
+    :class:`~._hashing.Factorized` or numbers (see
+    :meth:`ArrowCsvInput.read_numbers`): numbers where every part reads as
+    finite numbers; else a Factorized, which names the value that does not
+    when the rows are read."""
+    if all(isinstance(part, Factorized) for part in parts):
+        return concatenate_factorized(parts)
+    numbers = [part if isinstance(part, np.ndarray) else parse_numbers(part) for part in parts]
+    if all(part is not None and not np.isinf(part).any() for part in numbers):
+        return np.concatenate(numbers)
+    return concatenate_factorized([as_text(part) for part in parts])
+
+
+def as_text(part):
+    """A part of a column as a :class:`~._hashing.Factorized`: numbers as the
+    text ``repr`` writes (which reads back as the same float), NaN as an
+    empty value (missing)."""
+    if isinstance(part, Factorized):
+        return part
+    present = ~np.isnan(part)
+    codes = np.full(len(part), np.count_nonzero(present), dtype=np.intp)  # the empty value
+    codes[present] = np.arange(np.count_nonzero(present))
+    text = list(map(repr, part[present].tolist())) + [""]
+    missing = np.arange(len(text)) == len(text) - 1
+    return Factorized(text, codes, missing, np.append(part[present], np.nan))
 
 
 def has_bare_return(data):
@@ -155,15 +188,40 @@ class ArrowCsvInput(CsvInput):
         in a thread: pyarrow parses the next block while this one is used."""
         return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
 
+    # The positions of the columns read as numbers (see read_numbers).
+    numeric = frozenset()
+
+    def read_numbers(self, positions):
+        """Read the columns at ``positions`` as numbers from the next block on:
+        each a float array (NaN where missing) rather than a
+        :class:`~._hashing.Factorized` of strings, where pyarrow reads every
+        value of the block's column as a number or a missing marker (and
+        none is infinite, which the reader's error names); else as before."""
+        self.numeric = frozenset(positions)
+
     def parse(self, first_line, block):
         """The :class:`FactorizedRows` of a block of whole lines."""
-        width = len(self.header)
         if not block.strip(b"\r\n"):
             return self.python_rows(first_line, block)
         quoted = b'"' in block
         if quoted and block.count(b'"') % 2:  # ends inside quotes
             return self.python_rows(first_line, block)
-        names = [str(i) for i in range(width)]
+        numeric = self.numeric
+        columns = self.arrow_columns(block, quoted, numeric) if numeric else None
+        if columns is None:
+            columns = self.arrow_columns(block, quoted, ())
+        if columns is None:
+            return self.python_rows(first_line, block)
+        lines = row_lines(block, first_line, len(columns[0]) if columns else 0)
+        if lines is None:
+            return self.python_rows(first_line, block)
+        return FactorizedRows(columns, lines)
+
+    def arrow_columns(self, block, quoted, numeric):
+        """The columns of a block parsed by pyarrow: those at ``numeric`` as
+        float arrays, the others as :class:`~._hashing.Factorized` strings; or
+        None when pyarrow refuses the block (or one of those numbers)."""
+        names = [str(i) for i in range(len(self.header))]
         string = pa.dictionary(pa.int32(), pa.string())
         try:
             table = pa_csv.read_csv(
@@ -171,20 +229,27 @@ class ArrowCsvInput(CsvInput):
                 read_options=pa_csv.ReadOptions(column_names=names),
                 parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
                 convert_options=pa_csv.ConvertOptions(
-                    column_types=dict.fromkeys(names, string),
-                    null_values=[],
+                    column_types={
+                        name: pa.float64() if i in numeric else string
+                        for i, name in enumerate(names)
+                    },
+                    # Strings are never null: only numbers read the markers.
+                    null_values=MISSING_SPELLINGS if numeric else [],
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
                 ),
             )
         except pa.ArrowException:
-            return self.python_rows(first_line, block)
-        lines = row_lines(block, first_line, table.num_rows)
-        if lines is None:
-            return self.python_rows(first_line, block)
+            return None
         table = table.unify_dictionaries()
         columns = []
         for column in table.columns:
+            if pa.types.is_floating(column.type):
+                numbers = pc.fill_null(column, np.nan).to_numpy()
+                if np.isinf(numbers).any():
+                    return None
+                columns.append(numbers)
+                continue
             chunks = column.chunks
             dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
             codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
@@ -197,7 +262,7 @@ class ArrowCsvInput(CsvInput):
                     numbers_of(dictionary, missing),
                 )
             )
-        return FactorizedRows(columns, lines)
+        return columns
 
     def python_rows(self, first_line, block):
         """A block read by the csv module, as :class:`FactorizedRows`."""

@@ -159,6 +159,10 @@ class CsvInput:
         rows (the last may be shorter)."""
         return rechunk(self.pieces(), chunk_size, concatenate_rows)
 
+    def read_numbers(self, positions):
+        """Nothing: the csv module reads every value as text (pyarrow's
+        reader reads the columns at ``positions`` as numbers)."""
+
     def position(self, column, role):
         """Where ``column`` is in the header; DataError if it is not there."""
         if column not in self.header:

@@ -2,9 +2,10 @@
 
 A value is missing when it is empty or one of :data:`MISSING` (after
 stripping and lower-casing). Every error names the line of the first value
-at fault. A column's values are an object array of strings (one a row), or a
+at fault. A column's values are an object array of strings (one a row), a
 :class:`~._hashing.Factorized` column (pyarrow's parser), whose distinct
-values are parsed once each.
+values are parsed once each, or a numeric column's floats, which pyarrow's
+parser has read as numbers (NaN where missing).
 """
 
 from itertools import product
@@ -50,6 +51,8 @@ def missing_mask(values):
 
 def parse_numbers(values):
     """Floats of CSV values, NaN for missing ones; None if one is not a number."""
+    if isinstance(values, np.ndarray) and values.dtype == np.float64:  # read as numbers
+        return values
     if isinstance(values, Factorized):
         if values.numbers is not None:  # parsed with the text
             return values.per_row(values.numbers, np.nan)
