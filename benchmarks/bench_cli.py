@@ -413,8 +413,8 @@ def main():
     parser.add_argument(
         "--click-rows",
         default="500000",
-        help="rows of the click CSV, comma-separated (default 500000; the issue's second "
-        "size is 10000000: about 1.4 GB of CSV and 2.3 GB of VW text in the temporary "
+        help="rows of the click CSV, comma-separated (default 500000; a larger "
+        "size, 10000000, writes: about 1.4 GB of CSV and 2.3 GB of VW text in the temporary "
         "directory)",
     )
     parser.add_argument(
