@@ -30,7 +30,7 @@ import skftrl._readers._sources
 from conftest import needs_readers_extra
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
-from skftrl._readers._csv import read_csv
+from skftrl._readers._csv import feature_columns, read_csv, scan_csv
 from skftrl._readers._spec import CsvSpec
 from skftrl.preprocessing import ColumnHasher
 from skftrl.readers import iter_csv, iter_libsvm, iter_parquet, iter_vw
@@ -185,6 +185,50 @@ def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path, monke
         list(read_csv(path, spec, 700, parser="pyarrow")),
     )
     assert sum(read_as_numbers) >= 4  # the price column (4th): as numbers
+
+
+def scan_lines(n_rows, late_word_at=None, bad_row_at=None):
+    """CSV text for a first pass: a text column, a numeric one (a word at
+    ``late_word_at``), an ignored one, labels 0/1, a row of too few fields at
+    ``bad_row_at``."""
+    lines = ["y,text,number,other\n"]
+    for i in range(n_rows):
+        number = "word" if i == late_word_at else str(i % 9 - 4)
+        row = f"{i % 2},t{i % 13},{number},o{i}\n"
+        lines.append(f"{i % 2},t{i % 13}\n" if i == bad_row_at else row)
+    return "".join(lines)
+
+
+@needs_readers_extra
+@pytest.mark.parametrize(
+    "late_word_at, bad_row_at", [(None, None), (700, None), (None, 800), (900, 950)]
+)
+def test_a_first_pass_that_skips_categorical_columns_finds_what_the_csv_module_finds(
+    tmp_path, monkeypatch, late_word_at, bad_row_at
+):
+    """Blocks of a few lines: after the first, pyarrow leaves the text and
+    ignored columns unread; the kinds, labels and errors are the csv module's."""
+    monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", 256)
+    path = tmp_path / "scan.csv"
+    path.write_text(scan_lines(1000, late_word_at, bad_row_at))
+
+    def scan(parser):
+        def columns_of(header):
+            return feature_columns(header, "y", None, ["other"], None)
+
+        try:
+            found = scan_csv(path, "y", 100, True, columns_of, parser=parser)
+        except ValueError as error:
+            return str(error)
+        return found.n_rows, found.kinds, found.labels.tolist()
+
+    expected = scan("python")
+    if bad_row_at is not None:
+        assert f"scan.csv:{bad_row_at + 2}: 2 fields" in expected
+    else:
+        kind = "categorical" if late_word_at else "numeric"
+        assert expected == (1000, {"text": "categorical", "number": kind}, [0.0, 1.0])
+    assert scan("pyarrow") == expected
 
 
 BAD_CSV = [

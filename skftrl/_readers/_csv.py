@@ -125,6 +125,12 @@ def scan_csv(
             numeric = column_kinds(
                 columns, {name: values[positions[name]] for name in columns}, categorical, numeric
             )
+            # A column found categorical stays so: the later rows need not be read.
+            source.skip_columns(
+                {position for position, name in enumerate(header) if name not in columns}
+                - {label_position}
+                | {positions[name] for name in columns if not numeric[name]}
+            )
             label_values = values[label_position]
             check_labels_present(path, label_values, lines)
             if classify:

@@ -159,6 +159,11 @@ def missing_values(dictionary):
     return missing
 
 
+def missing_column(n_rows):
+    """A :class:`~._hashing.Factorized` column of ``n_rows`` missing values."""
+    return Factorized([""], np.zeros(n_rows, dtype=np.intp), np.ones(1, bool), np.full(1, np.nan))
+
+
 class ArrowCsvInput(CsvInput):
     """A CSV input opened once, its rows parsed by pyarrow (see the module)."""
 
@@ -199,6 +204,16 @@ class ArrowCsvInput(CsvInput):
         none is infinite, which the reader's error names); else as before."""
         self.numeric = frozenset(positions)
 
+    # The positions of the columns left unread (see skip_columns).
+    skipped = frozenset()
+
+    def skip_columns(self, positions):
+        """Leave the columns at ``positions`` unread from the next block on:
+        pyarrow splits their values out of the text but converts none, and
+        every row of theirs reads as missing (for a first pass that has
+        learned all it needs of them)."""
+        self.skipped = frozenset(positions)
+
     def parse(self, first_line, block):
         """The :class:`FactorizedRows` of a block of whole lines."""
         if not block.strip(b"\r\n"):
@@ -222,6 +237,7 @@ class ArrowCsvInput(CsvInput):
         float arrays, the others as :class:`~._hashing.Factorized` strings; or
         None when pyarrow refuses the block (or one of those numbers)."""
         names = [str(i) for i in range(len(self.header))]
+        skipped = self.skipped
         string = pa.dictionary(pa.int32(), pa.string())
         try:
             table = pa_csv.read_csv(
@@ -229,6 +245,7 @@ class ArrowCsvInput(CsvInput):
                 read_options=pa_csv.ReadOptions(column_names=names),
                 parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
                 convert_options=pa_csv.ConvertOptions(
+                    include_columns=[name for i, name in enumerate(names) if i not in skipped],
                     column_types={
                         name: pa.float64() if i in numeric else string
                         for i, name in enumerate(names)
@@ -243,7 +260,11 @@ class ArrowCsvInput(CsvInput):
             return None
         table = table.unify_dictionaries()
         columns = []
-        for column in table.columns:
+        for name in names:
+            if int(name) in skipped:
+                columns.append(missing_column(table.num_rows))
+                continue
+            column = table.column(name)
             if pa.types.is_floating(column.type):
                 numbers = pc.fill_null(column, np.nan).to_numpy()
                 if np.isinf(numbers).any():

@@ -163,6 +163,10 @@ class CsvInput:
         """Nothing: the csv module reads every value as text (pyarrow's
         reader reads the columns at ``positions`` as numbers)."""
 
+    def skip_columns(self, positions):
+        """Nothing: the csv module reads every column (pyarrow's reader
+        leaves the columns at ``positions`` unread)."""
+
     def position(self, column, role):
         """Where ``column`` is in the header; DataError if it is not there."""
         if column not in self.header:
