@@ -194,7 +194,7 @@ class ArrowCsvInput(CsvInput):
         return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
 
     # The positions of the columns read as numbers (see read_numbers).
-    numeric = frozenset()
+    numeric: frozenset = frozenset()
 
     def read_numbers(self, positions):
         """Read the columns at ``positions`` as numbers from the next block on:
@@ -205,7 +205,7 @@ class ArrowCsvInput(CsvInput):
         self.numeric = frozenset(positions)
 
     # The positions of the columns left unread (see skip_columns).
-    skipped = frozenset()
+    skipped: frozenset = frozenset()
 
     def skip_columns(self, positions):
         """Leave the columns at ``positions`` unread from the next block on:
