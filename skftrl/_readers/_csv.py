@@ -121,16 +121,15 @@ def scan_csv(
         header = source.header
         numeric = None
         labels, numeric_labels, n_rows = set(), True, 0
+        # Neither a feature nor the label: never read after the first block.
+        unused = {i for i, name in enumerate(header) if name not in columns} - {label_position}
         for values, lines in source.row_chunks(chunk_size):
             numeric = column_kinds(
                 columns, {name: values[positions[name]] for name in columns}, categorical, numeric
             )
             # A column found categorical stays so: the later rows need not be read.
-            source.skip_columns(
-                {position for position, name in enumerate(header) if name not in columns}
-                - {label_position}
-                | {positions[name] for name in columns if not numeric[name]}
-            )
+            categorical_now = {positions[name] for name in columns if not numeric[name]}
+            source.skip_columns(unused | categorical_now)
             label_values = values[label_position]
             check_labels_present(path, label_values, lines)
             if classify:

@@ -227,7 +227,7 @@ class ArrowCsvInput(CsvInput):
             columns = self.arrow_columns(block, quoted, ())
         if columns is None:
             return self.python_rows(first_line, block)
-        lines = row_lines(block, first_line, len(columns[0]) if columns else 0)
+        lines = row_lines(block, first_line, len(columns[0]))
         if lines is None:
             return self.python_rows(first_line, block)
         return FactorizedRows(columns, lines)
@@ -260,8 +260,8 @@ class ArrowCsvInput(CsvInput):
             return None
         table = table.unify_dictionaries()
         columns = []
-        for name in names:
-            if int(name) in skipped:
+        for position, name in enumerate(names):
+            if position in skipped:
                 columns.append(missing_column(table.num_rows))
                 continue
             column = table.column(name)

@@ -412,7 +412,7 @@ def _scan(buffer, first_line, found, labels):
 try:
     njit(cache=True)(_skip_line)
     cache = True
-except RuntimeError:  # no writable cache location (see skftrl._engines._numba_exact)
+except RuntimeError:  # no writable cache location (see skftrl._engines._compile)
     cache = False
 _decimal = njit(cache=cache, nogil=True)(_decimal)
 _skip_line = njit(cache=cache, nogil=True)(_skip_line)
