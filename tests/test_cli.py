@@ -1346,6 +1346,30 @@ def test_help_and_version_start_without_scientific_imports():
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
 
 
+def test_a_csv_training_run_never_imports_pandas(tmp_path):
+    # scikit-learn imports pandas when it is installed, and pyarrow at its
+    # first conversion to numpy: the command needs neither DataFrames nor
+    # their start-up time and memory.
+    rows = ["clicked,site,hour"] + [f"{i % 2},s{i % 7},{i % 24}" for i in range(500)]
+    write(tmp_path / "clicks.csv", [row + "\n" for row in rows])
+    code = (
+        "import sys; from skftrl._cli import main\n"
+        "code = main(['train', 'clicks.csv', 'model', '--label-column', 'clicked',"
+        " '--categorical', 'site', '--hash-bits', '10', '--quiet'])\n"
+        "print(code, 'pandas' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert result.stdout.splitlines()[-1] == "0 False", result.stderr
+    assert joblib.load(tmp_path / "model").n_features_in_ == 2**10
+
+
 # ---------------------------------- factorization machines (issue 13)
 FM_OPTIONS = [
     "--factors",

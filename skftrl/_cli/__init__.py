@@ -32,24 +32,37 @@ from ._arguments import parse_arguments, resolve_files
 from ._parser import UsageError, build_parser
 
 
+class PandasBlocker:
+    """A finder that makes ``import pandas`` raise ImportError (see without_pandas)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
 @contextlib.contextmanager
 def without_pandas():
-    """scikit-learn imported without pandas, when neither is imported yet.
+    """A command run without pandas, when neither it nor scikit-learn is imported yet.
 
-    scikit-learn imports pandas at start-up when it is installed, for
-    DataFrames the command line never gives it: a sizeable part of the
-    command's start-up time and memory (benchmarks/bench_cli.py --profile
-    measures it). pandas is importable again as soon as scikit-learn is
-    imported.
+    scikit-learn imports pandas at start-up when it is installed, and pyarrow
+    at its first conversion of an array to numpy, for DataFrames the command
+    line never makes: a sizeable part of the command's start-up time and of
+    its memory (benchmarks/bench_cli.py --profile measures it). Both take an
+    ImportError as pandas being absent. A finder, rather than ``None`` in
+    ``sys.modules``: pyarrow's compiled import reads that ``None`` as the
+    module. pandas is importable again when the command ends (pyarrow, in
+    the same process, goes on without it).
     """
     if "sklearn" in sys.modules or "pandas" in sys.modules:
         yield
         return
-    sys.modules["pandas"] = None  # `import pandas` raises ImportError
+    blocker = PandasBlocker()
+    sys.meta_path.insert(0, blocker)
     try:
         yield
     finally:
-        del sys.modules["pandas"]
+        sys.meta_path.remove(blocker)
 
 
 # Python modules of the compiler, whose callbacks from compiled LLVM code
@@ -99,13 +112,16 @@ def main(argv=None, out=None):
             args.early = start_reading(args)
         # The command's module, imported only now: numpy, scikit-learn and the
         # estimators come with it.
-        with without_pandas(), IMPORT_LOCK:
-            run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
-        with warnings.catch_warnings():
-            # The command line gives a model its columns by position, never
-            # with names: a model fitted on a DataFrame in Python warns of it.
-            warnings.filterwarnings("ignore", "X does not have valid feature names", UserWarning)
-            return run(args, out)
+        with without_pandas():
+            with IMPORT_LOCK:
+                run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
+            with warnings.catch_warnings():
+                # The command line gives a model its columns by position, never
+                # with names: a model fitted on a DataFrame in Python warns of it.
+                warnings.filterwarnings(
+                    "ignore", "X does not have valid feature names", UserWarning
+                )
+                return run(args, out)
     except UsageError as error:  # options a user typed: one line, as argparse
         print(f"skftrl: error: {error}", file=sys.stderr)
         return 2

@@ -35,6 +35,10 @@ from ._hashing import Factorized, concatenate_factorized, factorize
 from ._sources import DataError, read_ahead
 
 NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
+# The blocks' tables are allocated by the C library's allocator, which gives
+# their memory back to the next block: pyarrow's default (mimalloc) keeps
+# more of it for itself, and the command's peak memory is higher with it.
+MEMORY_POOL = pa.system_memory_pool()
 MISSING_VALUES = pa.array(MISSING_SPELLINGS, pa.string())
 # A value that starts or ends with a character str.strip() removes.
 SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE) + "]"
@@ -242,7 +246,10 @@ class ArrowCsvInput(CsvInput):
         try:
             table = pa_csv.read_csv(
                 pa.py_buffer(block),
-                read_options=pa_csv.ReadOptions(column_names=names),
+                # One thread a block: the blocks are parsed in a thread of their
+                # own, beside the hashing and the learning; pyarrow's threads
+                # would take the cores those use, and hold more memory.
+                read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
                 parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=[name for i, name in enumerate(names) if i not in skipped],
@@ -255,10 +262,11 @@ class ArrowCsvInput(CsvInput):
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
                 ),
+                memory_pool=MEMORY_POOL,
             )
         except pa.ArrowException:
             return None
-        table = table.unify_dictionaries()
+        table = table.unify_dictionaries(MEMORY_POOL)
         columns = []
         for position, name in enumerate(names):
             if position in skipped:

@@ -47,7 +47,9 @@ class Factorized:
 
     def __init__(self, distinct, codes, missing=None, numbers=None):
         self.distinct = np.asarray(distinct, dtype=object)
-        self.codes = np.asarray(codes, dtype=np.intp)
+        codes = np.asarray(codes)
+        # pyarrow's int32 codes are kept: half the memory of a block in flight.
+        self.codes = codes if codes.dtype in (np.int32, np.intp) else codes.astype(np.intp)
         self.missing = missing
         self.numbers = numbers
 
