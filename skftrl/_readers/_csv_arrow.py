@@ -2,7 +2,7 @@
 
 The blocks are those of :func:`~._sources.line_blocks` (any source,
 compressed or not, with line numbers). pyarrow parses each block into
-dictionary-encoded string columns (on its threads), read as
+dictionary-encoded string columns (in the reading thread), read as
 :class:`~._hashing.Factorized` columns: every later step looks at a column's
 distinct values only. The columns a model reads as numbers (numeric
 features, :meth:`ArrowCsvInput.read_numbers`) are parsed as floats instead,
