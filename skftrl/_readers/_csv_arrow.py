@@ -2,7 +2,7 @@
 
 The blocks are those of :func:`~._sources.line_blocks` (any source,
 compressed or not, with line numbers). pyarrow parses each block into
-dictionary-encoded string columns (in the reading thread), read as
+dictionary-encoded string columns (on its threads), read as
 :class:`~._hashing.Factorized` columns: every later step looks at a column's
 distinct values only. The columns a model reads as numbers (numeric
 features, :meth:`ArrowCsvInput.read_numbers`) are parsed as floats instead,
@@ -246,10 +246,7 @@ class ArrowCsvInput(CsvInput):
         try:
             table = pa_csv.read_csv(
                 pa.py_buffer(block),
-                # One thread a block: the blocks are parsed in a thread of their
-                # own, beside the hashing and the learning; pyarrow's threads
-                # would take the cores those use, and hold more memory.
-                read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+                read_options=pa_csv.ReadOptions(column_names=names),
                 parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=[name for i, name in enumerate(names) if i not in skipped],
