@@ -1330,19 +1330,25 @@ def test_a_model_whose_input_spec_is_damaged_is_refused_with_a_message(tmp_path)
     assert "input_spec_" in result.stderr and "Traceback" not in result.stderr
 
 
+def python_code(code, cwd=None):
+    """``python -c code`` in a new process, with this checkout's package."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment(),
+        cwd=cwd,
+        timeout=300,
+    )
+
+
 def test_help_and_version_start_without_scientific_imports():
     code = (
         "import sys; from skftrl._cli import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
         "print(sorted(m for m in ('numpy', 'scipy', 'sklearn', 'joblib') if m in sys.modules))"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=environment(),
-        timeout=300,
-    )
+    result = python_code(code)
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
 
 
@@ -1358,14 +1364,7 @@ def test_a_csv_training_run_never_imports_pandas(tmp_path):
         " '--categorical', 'site', '--hash-bits', '10', '--quiet'])\n"
         "print(code, 'pandas' in sys.modules)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=environment(),
-        cwd=tmp_path,
-        timeout=300,
-    )
+    result = python_code(code, cwd=tmp_path)
     assert result.stdout.splitlines()[-1] == "0 False", result.stderr
     assert joblib.load(tmp_path / "model").n_features_in_ == 2**10
 
