@@ -326,3 +326,36 @@ def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monke
     assert np.array_equal(indptr, expected[0]) and np.array_equal(indices, expected[1])
     assert np.array_equal(data, expected[2])  # bit for bit
     assert indices.dtype == np.int32 and data.dtype == np.float64
+
+
+def test_a_blocks_hashes_serve_its_chunks_and_those_across_two_blocks():
+    """A reader's block hashes each distinct value once for all its chunks
+    (a cached Factorized): every row still gets the MurmurHash3 of its own
+    ``field=value``, in chunks cut from one block, across two blocks, and
+    after missing values are taken out."""
+    from skftrl._readers._csv_values import text_categories
+    from skftrl._readers._hashing import Column, concatenate_factorized, factorize, field_rows
+
+    rng = np.random.default_rng(0)
+    words = np.array(["a", "b", "NA", "", "c d", "é", "a,b", "7"], dtype=object)
+    blocks = [factorize(words[rng.integers(0, len(words), size=n)]) for n in (40, 30)]
+    chunks = [
+        blocks[0][0:15],
+        blocks[0][15:30],
+        concatenate_factorized([blocks[0][30:40], blocks[1][0:12]]),
+        blocks[1][12:30],
+    ]
+    for field in ("site", "hour"):
+        for chunk in chunks:
+            values = chunk.values()
+            hashes, ones, _ = field_rows(
+                field, Column(categories=text_categories(chunk)), len(chunk)
+            )
+            for value, row_hash, one in zip(values, hashes, ones):
+                if value in ("NA", ""):  # missing values
+                    assert math.isnan(one)
+                else:
+                    assert row_hash == murmurhash3_32(f"{field}={value}") and one == 1.0
+    # Each block's values were hashed once a field, the chunk across two blocks included.
+    assert all(sorted(block.cache) == ["hour", "site"] for block in blocks)
+    assert all(len(block.cache["site"]) == len(block.distinct) for block in blocks)

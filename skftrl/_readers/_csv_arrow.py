@@ -96,7 +96,7 @@ def as_text(part):
     codes[present] = np.arange(np.count_nonzero(present))
     text = list(map(repr, part[present].tolist())) + [""]
     missing = np.arange(len(text)) == len(text) - 1
-    return Factorized(text, codes, missing, np.append(part[present], np.nan))
+    return Factorized(text, codes, missing, np.append(part[present], np.nan), cached=True)
 
 
 def has_bare_return(data):
@@ -165,7 +165,9 @@ def missing_values(dictionary):
 
 def missing_column(n_rows):
     """A :class:`~._hashing.Factorized` column of ``n_rows`` missing values."""
-    return Factorized([""], np.zeros(n_rows, dtype=np.intp), np.ones(1, bool), np.full(1, np.nan))
+    return Factorized(
+        [""], np.zeros(n_rows, dtype=np.intp), np.ones(1, bool), np.full(1, np.nan), cached=True
+    )
 
 
 class ArrowCsvInput(CsvInput):
@@ -286,6 +288,7 @@ class ArrowCsvInput(CsvInput):
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
                     missing,
                     numbers_of(dictionary, missing),
+                    cached=True,
                 )
             )
         return columns

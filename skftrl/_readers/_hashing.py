@@ -41,24 +41,39 @@ class Factorized:
     more of the distinct values: ``missing`` marks those it reads as missing,
     and ``numbers`` holds their numbers (NaN where missing) when every one
     is a number or missing.
+
+    A reader's block of rows, every distinct value of which some row holds,
+    is made ``cached``: the hashes of its values (:meth:`hashes_of`) are
+    computed once, for all the chunks cut from it. Others (a pandas
+    categorical may list categories no row holds) hash the values their rows
+    use, chunk by chunk.
     """
 
-    __slots__ = ("distinct", "codes", "missing", "numbers")
+    __slots__ = ("distinct", "codes", "missing", "numbers", "cache", "parts")
 
-    def __init__(self, distinct, codes, missing=None, numbers=None):
+    def __init__(self, distinct, codes, missing=None, numbers=None, cached=False):
         self.distinct = np.asarray(distinct, dtype=object)
         codes = np.asarray(codes)
         # pyarrow's int32 codes are kept: half the memory of a block in flight.
         self.codes = codes if codes.dtype in (np.int32, np.intp) else codes.astype(np.intp)
         self.missing = missing
         self.numbers = numbers
+        # field -> hashes of the distinct values, shared by the block's slices.
+        self.cache = {} if cached else None
+        self.parts = None  # of a concatenation of cached columns: those columns
+
+    def _with_codes(self, codes, missing=None, numbers=None):
+        """The same distinct values (and their hashes) with other codes."""
+        column = Factorized(self.distinct, codes, missing, numbers)
+        column.cache, column.parts = self.cache, self.parts
+        return column
 
     def __len__(self):
         return len(self.codes)
 
     def __getitem__(self, rows):
         if isinstance(rows, slice):
-            return Factorized(self.distinct, self.codes[rows], self.missing, self.numbers)
+            return self._with_codes(self.codes[rows], self.missing, self.numbers)
         code = self.codes[rows]
         return None if code < 0 else self.distinct[code]
 
@@ -96,7 +111,22 @@ class Factorized:
         if not missing.any():
             return self
         recoded = np.where(missing, -1, np.arange(len(self.distinct)))
-        return Factorized(self.distinct, self.per_row(recoded, -1))
+        return self._with_codes(self.per_row(recoded, -1))
+
+    def hashes_of(self, field):
+        """The hashes of ``field=value`` of every distinct value (as
+        :func:`hash_names`) of a ``cached`` column, computed once; None for
+        others."""
+        if self.cache is None:
+            return None
+        hashes = self.cache.get(field)
+        if hashes is None:
+            if self.parts is not None:
+                hashes = np.concatenate([part.hashes_of(field) for part in self.parts])
+            else:
+                hashes = hash_names(category_names(field, self.distinct))
+            self.cache[field] = hashes
+        return hashes
 
 
 def factorize(values):
@@ -107,11 +137,12 @@ def factorize(values):
     codes = np.fromiter(map(code_of.__getitem__, values), dtype=np.intp, count=len(values))
     array = np.empty(len(distinct), dtype=object)
     array[:] = distinct
-    return Factorized(array, codes)
+    return Factorized(array, codes, cached=True)
 
 
 def concatenate_factorized(columns):
-    """One :class:`Factorized` column of the rows of ``columns``, in order."""
+    """One :class:`Factorized` column of the rows of ``columns``, in order
+    (``cached`` if they all are: its hashes are theirs)."""
     if len(columns) == 1:
         return columns[0]
     offsets = np.cumsum([0] + [len(column.distinct) for column in columns[:-1]])
@@ -123,9 +154,16 @@ def concatenate_factorized(columns):
     for name in ("missing", "numbers"):
         parts = [getattr(column, name) for column in columns]
         known[name] = None if any(part is None for part in parts) else np.concatenate(parts)
-    return Factorized(
-        np.concatenate([column.distinct for column in columns]), np.concatenate(codes), **known
+    cached = all(column.cache is not None for column in columns)
+    concatenated = Factorized(
+        np.concatenate([column.distinct for column in columns]),
+        np.concatenate(codes),
+        **known,
+        cached=cached,
     )
+    if cached:
+        concatenated.parts = tuple(columns)
+    return concatenated
 
 
 def value_text(value):
@@ -245,11 +283,13 @@ def field_rows(field, column, n_rows, named=False):
             names[has & ~np.isnan(numbers)] = field
     if column.categories is not None:
         categories = column.categories
-        used = categories.used()
-        distinct_names = np.empty(len(categories.distinct), dtype=object)
-        distinct_names[used] = category_names(field, categories.distinct[used])
-        distinct_hashes = np.zeros(len(categories.distinct), dtype=np.int64)
-        distinct_hashes[used] = hash_names(distinct_names[used])
+        distinct_hashes = None if named else categories.hashes_of(field)
+        if distinct_hashes is None:
+            used = categories.used()
+            distinct_names = np.empty(len(categories.distinct), dtype=object)
+            distinct_names[used] = category_names(field, categories.distinct[used])
+            distinct_hashes = np.zeros(len(categories.distinct), dtype=np.int64)
+            distinct_hashes[used] = hash_names(distinct_names[used])
         codes = categories.codes
         has = codes >= 0
         if has.all():  # the common case, without the copies of a mask
