@@ -395,12 +395,12 @@ def write_csv(path, rows, columns):
     return write(path, csv_lines(rows, columns))
 
 
-def hashed_reference(rows, hash_bits):
+def hashed_reference(rows, hash_bits, kinds=CSV_KINDS):
     """The CSV rows encoded independently: FeatureHasher on (name, value) pairs."""
     pairs = []
     for row in rows:
         features = []
-        for name, kind in CSV_KINDS.items():
+        for name, kind in kinds.items():
             value = row[name]
             if value.strip().lower() in MISSING:
                 continue
@@ -470,6 +470,50 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
     listed = re.findall(r"^ +([-+][0-9.]+)  (.+)$", shown.stdout, flags=re.M)
     assert [float(weight) for weight, _ in listed] == [round(coef[i], 6) for i in top]
     assert [set(name.split(" | ")) for _, name in listed] == [names[i] for i in top]
+
+
+@pytest.mark.parametrize("contradiction", [None, "label", "word", "error"])
+def test_a_binary_csv_is_learned_in_one_pass_unless_a_row_contradicts_its_first_rows(
+    tmp_path, contradiction
+):
+    # Labels 0 and 1 in the first chunk: classes and kinds taken from it, no
+    # first pass. A later label 2, or a word in the numeric column "score",
+    # makes the run start over with one; the model is then the one of the
+    # whole file's classes and kinds. A row wrong either way stays an error.
+    rows = click_rows(1500, seed=4)
+    for row in rows:
+        row["clicked"] = "1" if row["clicked"] == "yes" else "0"
+    kinds, classes = dict(CSV_KINDS), [0.0, 1.0]
+    if contradiction == "label":
+        rows[1200]["clicked"] = "2"
+        classes = [0.0, 1.0, 2.0]
+    elif contradiction == "word":
+        rows[1200]["score"] = "high"
+        kinds["score"] = "categorical"
+    elif contradiction == "error":
+        rows[1200]["clicked"] = ""
+    columns = ["age", "color", "clicked", "score", "city"]
+    train = write_csv(tmp_path / "clicks.csv", rows, columns)
+    model_path = tmp_path / "clicks.model"
+    options = "--label-column clicked --hash-bits 12 --chunk-size 500".split()
+    result = run_here("train", train, *options, "--model", model_path)
+    assert f"reading {train} in one pass, as its first rows show it" in result.stdout
+    again = f"clicks.csv:1202: .*; reading {re.escape(str(train))} again, after a first pass"
+    assert bool(re.search(again, result.stdout)) == (contradiction is not None)
+    assert ("scanned" in result.stdout) == (contradiction in ("label", "word"))
+    if contradiction == "error":
+        assert result.returncode == 1
+        assert "clicks.csv:1202: missing label ''" in result.stderr
+        assert not model_path.exists()
+        return
+    assert result.returncode == 0, result.stderr
+    X = hashed_reference(rows, 12, kinds)
+    y = np.array([float(row["clicked"]) for row in rows])
+    reference = chunked_partial_fit(FTRLClassifier(), X, y, 500, classes=classes)
+    model = joblib.load(model_path)
+    assert_same_state(model, reference)
+    assert list(model.classes_) == classes
+    assert model.input_spec_["kinds"] == kinds
 
 
 def test_train_csv_regression_with_numeric_labels(tmp_path):

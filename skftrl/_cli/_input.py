@@ -5,6 +5,14 @@ that is not enough, a first pass over the file (a scan) finds the rest: the
 classes, the width of LIBSVM data, the kind of each CSV column. A CSV file
 read in one pass (regression, or ``--classes``) takes the kinds of its first
 chunk's values instead, and its first pass goes on from that chunk.
+
+A CSV classification file whose first chunk's labels are 0 and 1 (or -1
+and 1) is read in one pass too, its classes and kinds guessed from that
+chunk (``TrainingInput.guessed``): when a later row contradicts the guess
+(another label, a word in a column guessed numeric), the run starts over
+with a scan (see ``_train``). A file that bears the guess out gives the
+model a scan would have given: the scan would have found those classes and
+kinds.
 """
 
 import contextlib
@@ -19,6 +27,7 @@ from .._readers._chunks import collect_classes
 from .._readers._csv import (
     feature_columns,
     first_chunk_kinds,
+    first_chunk_labels,
     ignored_columns,
     open_csv_input,
     scan_csv,
@@ -52,6 +61,8 @@ class TrainingInput(NamedTuple):
     csv_rows: Optional[tuple] = None
     # The seconds of a scan run beside other work (see _reading), else None.
     scan_seconds: Optional[float] = None
+    # CSV: the classes and kinds guessed from the first chunk (see the module).
+    guessed: bool = False
 
 
 def check_format_options(args, data_kind):
@@ -91,12 +102,15 @@ def check_format_options(args, data_kind):
         raise UsageError("--n-features or --hash-bits, not both")
 
 
-def resolve_input(args, data_kind, initial, initial_spec, estimator, report, resources):
+def resolve_input(
+    args, data_kind, initial, initial_spec, estimator, report, resources, guess=True
+):
     """The :class:`TrainingInput` of a run, by a scan only where one is needed.
 
     ``initial`` and ``initial_spec`` are the model continued with ``-i`` and
     its input spec (None without ``-i``); what the run opens is closed by
-    ``resources`` (an ExitStack).
+    ``resources`` (an ExitStack). Without ``guess``, a CSV file's classes and
+    kinds are not guessed from its first chunk (see the module).
     """
     if initial is not None:
         if initial_spec.format != data_kind:
@@ -121,7 +135,7 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
     elif data_kind == "vw":
         found = vw_input(args, classes, numeric_classes, estimator, resources)
     else:
-        found = csv_input(args, classes, numeric_classes, resources)
+        found = csv_input(args, classes, numeric_classes, resources, guess)
     if found.classes is not None and len(found.classes) < 2:
         raise DataError(
             args.data,
@@ -140,6 +154,12 @@ def resolve_input(args, data_kind, initial, initial_spec, estimator, report, res
                 if args.task == "classify"
                 else ""
             )
+        )
+    if found.guessed:
+        report.line(
+            f"reading {args.data} in one pass, as its first rows show it: "
+            + found.spec.describe()
+            + f"; classes {' '.join(map(format_label, found.classes))}"
         )
     if found.spec.format == "libsvm":
         check_memory(estimator, found.spec.n_features, found.classes)
@@ -280,14 +300,20 @@ def scan_labels(path, chunks, progress, cache):
     return n_rows, np.array(sorted(labels))
 
 
-def csv_input(args, classes, numeric_classes, resources):
+def csv_input(args, classes, numeric_classes, resources, guess):
     """A CSV input: the column kinds and the classes from a scan when the
-    classes are not known, else the kinds of the first chunk."""
+    classes are not known (nor guessed, see the module), else the kinds of
+    the first chunk."""
     columns_of, categorical = csv_columns_of(args)
     n_rows = csv_rows = None
+    guessed = False
     if args.task == "classify" and classes is None:
         if not is_regular_file(args.data):
             raise stream_error(args, width_missing=False)
+        if guess:
+            csv_rows, classes = binary_first_chunk(args, resources)
+            guessed = numeric_classes = classes is not None
+    if args.task == "classify" and classes is None:
         with scan_progress(args) as progress:
             scan = scan_csv(
                 args.data,
@@ -301,7 +327,7 @@ def csv_input(args, classes, numeric_classes, resources):
         header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
         classes, n_rows = scan.labels, scan.n_rows
     else:
-        source, rows = open_csv(args.data, args.chunk_size, resources)
+        source, rows = csv_rows or open_csv(args.data, args.chunk_size, resources)
         kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
@@ -313,7 +339,25 @@ def csv_input(args, classes, numeric_classes, resources):
         args.weight_column,
         ignored_columns(header, kinds, args.label_column, args.weight_column),
     )
-    return TrainingInput(spec, classes, n_rows, FeatureNames(), csv_rows=csv_rows)
+    return TrainingInput(spec, classes, n_rows, FeatureNames(), csv_rows=csv_rows, guessed=guessed)
+
+
+# The labels of a binary file, as its first chunk may show them.
+BINARY_CLASSES = ({0.0, 1.0}, {-1.0, 1.0})
+
+
+def binary_first_chunk(args, resources):
+    """``(csv_rows, classes)``: the CSV input opened (and closed by
+    ``resources``) and its rows, and the classes of a binary file, when its
+    first chunk's labels are those of :data:`BINARY_CLASSES`; else
+    ``(None, None)``, the input closed."""
+    with contextlib.ExitStack() as attempt:
+        source, rows = open_csv(args.data, args.chunk_size, attempt)
+        labels, rows = first_chunk_labels(source, rows, args.label_column)
+        if labels is None or set(np.unique(labels).tolist()) not in BINARY_CLASSES:
+            return None, None
+        resources.enter_context(attempt.pop_all())
+        return (source, rows), np.unique(labels)
 
 
 def open_csv(path, chunk_size, resources):

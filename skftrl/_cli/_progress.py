@@ -68,17 +68,20 @@ class Progress:
 
 class Report:
     """What a run prints: its lines on ``out`` (none with ``quiet``) and
-    warnings on stderr."""
+    warnings on stderr, each once (a run that starts over meets them again)."""
 
     def __init__(self, out, quiet=False):
         self.out, self.quiet = out, quiet
+        self.warned = set()
 
     def line(self, text):
         if not self.quiet:
             print(text, file=self.out)
 
     def warn(self, text):
-        print(f"skftrl: warning: {text}", file=sys.stderr)
+        if text not in self.warned:
+            self.warned.add(text)
+            print(f"skftrl: warning: {text}", file=sys.stderr)
 
 
 def format_score(value, decimals=4):

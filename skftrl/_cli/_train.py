@@ -5,7 +5,9 @@ estimator (:mod:`._estimators`); the input spec and classes are resolved
 once, by a scan where needed (:mod:`._input`); the chunks of each pass come
 from the text or the cache (:mod:`._passes`), with the held-out rows set
 aside by the holdout (:mod:`._holdout`); the passes are reported; the model
-file is written only if all of it succeeds (:mod:`._model_files`).
+file is written only if all of it succeeds (:mod:`._model_files`). A run
+whose classes were guessed from the first chunk and that a later row
+contradicts starts over, with a first pass (see :mod:`._input`).
 """
 
 import contextlib
@@ -42,9 +44,31 @@ def run(args, out):
     check_format_options(args, data_kind)
     estimator = make_estimator(args, initial)
     check_inputs(args)
+    try:
+        trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=True)
+    except GuessContradicted as contradicted:
+        report.line(f"{contradicted.error}; reading {args.data} again, after a first pass")
+        estimator = make_estimator(args, initial)
+        trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=False)
+    save(args, *trained, initial, report)
+    return 0
+
+
+class GuessContradicted(Exception):
+    """A row contradicted the classes or kinds guessed from the first chunk."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def train(args, data_kind, initial, initial_spec, estimator, report, guess):
+    """Every pass of a run: ``(estimator, training, rows, holdout)``, as
+    ``save`` takes them. Raises GuessContradicted where a row contradicts a
+    guess (``guess``: one may be made, see :mod:`._input`)."""
     with contextlib.ExitStack() as resources:
         training = resolve_input(
-            args, data_kind, initial, initial_spec, estimator, report, resources
+            args, data_kind, initial, initial_spec, estimator, report, resources, guess
         )
         holdout = None
         if args.holdout_period is not None:
@@ -54,9 +78,13 @@ def run(args, out):
             )
         progress = resources.enter_context(contextlib.closing(Progress(enabled=not args.quiet)))
         passes = pass_chunks(args, training, report, resources)
-        rows = learn_passes(args, estimator, training, passes, holdout, report, progress)
-    save(args, estimator, training, initial, rows, holdout, report)
-    return 0
+        try:
+            rows = learn_passes(args, estimator, training, passes, holdout, report, progress)
+        except DataError as error:
+            if training.guessed:
+                raise GuessContradicted(error) from error
+            raise
+    return estimator, training, rows, holdout
 
 
 def check_paths(args):
@@ -79,7 +107,7 @@ def check_inputs(args):
         raise UsageError(f"{args.data} cannot be read twice: --passes > 1 needs the cache")
 
 
-def save(args, estimator, training, initial, rows, holdout, report):
+def save(args, estimator, training, rows, holdout, initial, report):
     """The model file, with how it reads files and the training log; scores on --test."""
     estimator.input_spec_ = dataclasses.asdict(training.spec)
     estimator.hashed_feature_names_ = None if training.names is None else training.names.by_index
