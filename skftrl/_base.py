@@ -237,6 +237,22 @@ def learn_in_shards(estimator, X, y, sample_weight, classes, rounds):
     return estimator
 
 
+# BLAS computes a dot product of at most this many values on one thread.
+DOT_BLOCK = 2048
+
+
+def blocked_dot(a, b):
+    """``a @ b`` of 1-d float64 arrays, their blocks of DOT_BLOCK values added
+    in order. A longer dot product is split between BLAS's threads: their sum
+    would depend on the number of cores, and the threads would spin on the
+    other cores after it, taking them from a parallel pass or from other
+    processes."""
+    total = 0.0
+    for start in range(0, len(a), DOT_BLOCK):
+        total += float(a[start : start + DOT_BLOCK] @ b[start : start + DOT_BLOCK])
+    return total
+
+
 class BaseFTRL(SavedState, BaseEstimator):
     """Hyper-parameters, state and training loop of every estimator."""
 
@@ -538,14 +554,14 @@ class BaseFTRL(SavedState, BaseEstimator):
         weights = weights / largest_weight
         row_losses = self._loss().value(margins, targets)
         with np.errstate(over="ignore", invalid="ignore"):
-            mean = float(row_losses @ weights / weights.sum())
+            mean = blocked_dot(row_losses, weights) / float(weights.sum())
         if not np.isfinite(mean):
             # Losses near the largest float: their weighted sum overflowed.
             # Averaged relative to the largest, no partial sum can overflow,
             # in whatever order the dot product's kernel adds them (a mean of
             # losses at the largest float can round up past it: clamped).
             largest_loss = float(np.abs(row_losses).max())
-            relative = float((row_losses / largest_loss) @ weights / weights.sum())
+            relative = blocked_dot(row_losses / largest_loss, weights) / float(weights.sum())
             mean = min(max(relative * largest_loss, -LARGEST), LARGEST)
         return mean
 

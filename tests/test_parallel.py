@@ -17,6 +17,7 @@ from reference import ReferenceFTRL, rows_as_dicts
 from reference_fm import ReferenceFM
 from reference_rounds import learn_in_rounds, rounds
 from sklearn.metrics import log_loss
+from threadpoolctl import threadpool_limits
 
 from conftest import HAS_NUMBA, assert_same, snapshot
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
@@ -209,6 +210,24 @@ def test_the_same_bits_on_every_run(short_rounds, estimator, n_jobs, method):
         assert_same_state(first, trained(estimator, method, X, y, n_jobs=n_jobs))
     # The rounds ran: the model is not the sequential pass's.
     assert not np.array_equal(first["z_"], trained(estimator, method, X, y, n_jobs=1)["z_"])
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_the_pass_loss_does_not_depend_on_blas_threads(threads):
+    # The loss of a call is a dot product of its rows' losses and weights,
+    # which BLAS would split between its threads: its last bits would then
+    # depend on the number of cores.
+    X, y, _, _ = load_a9a()
+    for seed in range(4):
+        weights = np.random.default_rng(seed).uniform(0.1, 3.0, size=len(y))
+        losses = []
+        for limit in (1, threads):
+            with threadpool_limits(limits=limit, user_api="blas"):
+                model = FTRLClassifier(batch_size=16).partial_fit(
+                    X, y, classes=[-1, 1], sample_weight=weights
+                )
+            losses.append(model.loss_curve_[-1])
+        assert losses[0] == losses[1]
 
 
 @pytest.mark.parametrize("n_jobs", [None, 1])
