@@ -182,8 +182,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         model is close to the sequential one, not equal to it, and the same
         for the same ``n_jobs``, bit for bit. A model's first rows, and
         rounds too short to pay, are learned in order. The numpy engines
-        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. See
-        :ref:`parallel`. None and 1: one thread, the exact algorithm.
+        (no numba, ``engine="numpy"``, ``batch_size > 1``) ignore it. On a
+        few cores it seldom makes a linear model faster (see
+        :ref:`parallel`). None and 1: one thread, the exact algorithm.
 
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Storage type of ``z_`` and ``n_``, set when the state is created (a
