@@ -1,9 +1,12 @@
 """Parallel passes: n_jobs=2 against n_jobs=1, two Dask workers against one, and peak memory.
 
-1. Threads. One partial_fit pass over the synthetic click stream of
+1. Threads. Two partial_fit passes over the synthetic click stream of
    bench_peers.py (2**20 columns) and over a9a repeated ten times, with
    n_jobs=1 and n_jobs=2 taking turns --repeats times, for FTRLClassifier and
-   FMClassifier: rows/s of each (medians), the median of the paired ratios
+   FMClassifier, each pass timed: the first a new model's (which makes its
+   state and learns its first rows in order), the second that of a model
+   that has learned the rows once (as a stream's later calls, or fit's later
+   passes, are). Rows/s of each (medians), the median of the paired ratios
    (n_jobs=2 over n_jobs=1), the CPU time of the n_jobs=2 pass over its wall
    time (2 when both threads compute all the time; 1 when they take turns or
    the machine's other work leaves them one core), the work: the CPU time of
@@ -31,6 +34,7 @@ on a machine whose cores are busy with other work.
 """
 
 import argparse
+import copy
 import os
 import subprocess
 import sys
@@ -68,12 +72,16 @@ def synthetic(rows, features_log2):
     return X[:cut], y[:cut], X[cut:], y[cut:]
 
 
-def timed_pass(make, X, y):
-    """A new model after one partial_fit pass, its wall and CPU seconds."""
-    model = make()
-    wall, cpu = time.perf_counter(), time.process_time()
-    model.partial_fit(X, y, classes=CLASSES)
-    return model, time.perf_counter() - wall, time.process_time() - cpu
+def timed_passes(make, X, y):
+    """Two partial_fit passes of a new model: each pass's wall and CPU seconds,
+    and a copy of the model after each."""
+    model, times, models = make(), [], []
+    for _ in range(2):
+        wall, cpu = time.perf_counter(), time.process_time()
+        model.partial_fit(X, y, classes=CLASSES)
+        times.append((time.perf_counter() - wall, time.process_time() - cpu))
+        models.append(copy.deepcopy(model))  # scored once all are timed
+    return times, models
 
 
 def compare_threads(name, data, learner, repeats):
@@ -81,30 +89,39 @@ def compare_threads(name, data, learner, repeats):
     make = LEARNERS[learner]
     for n_jobs in (1, 2):  # numba compiles, or loads its cache, before timing
         make(n_jobs).partial_fit(X[:20_000], y[:20_000], classes=CLASSES)
-    walls, cpus, models = {1: [], 2: []}, {1: [], 2: []}, {}
+    walls = {(p, n): [] for p in (0, 1) for n in (1, 2)}
+    cpus = {key: [] for key in walls}
+    models = {}
     for _ in range(repeats):
         for n_jobs in (1, 2):
-            models[n_jobs], wall, cpu = timed_pass(lambda n_jobs=n_jobs: make(n_jobs), X, y)
-            walls[n_jobs].append(wall)
-            cpus[n_jobs].append(cpu)
-    busy = [cpu / wall for cpu, wall in zip(cpus[2], walls[2])]
-    work = [two / one for one, two in zip(cpus[1], cpus[2])]
+            times, models[n_jobs] = timed_passes(lambda n_jobs=n_jobs: make(n_jobs), X, y)
+            for p, (wall, cpu) in enumerate(times):
+                walls[p, n_jobs].append(wall)
+                cpus[p, n_jobs].append(cpu)
     rows = X.shape[0]
-    ratios = [one / two for one, two in zip(walls[1], walls[2])]
-    losses = {
-        n: log_loss(y_test, models[n].predict_proba(X_test)[:, 1], labels=CLASSES) for n in (1, 2)
-    }
-    print(
-        f"  {name:<22} {learner:<15} {rows / np.median(walls[1]):>12,.0f} "
-        f"{rows / np.median(walls[2]):>12,.0f} {np.median(ratios):>7.2f} "
-        f"{min(ratios):>5.2f}-{max(ratios):<5.2f} {np.median(busy):>9.2f} {np.median(work):>6.2f} "
-        f"{losses[1]:>9.5f} {losses[2]:>9.5f} {100 * (losses[2] / losses[1] - 1):>+7.2f}%"
-    )
+    for p in (0, 1):
+        one, two = (p, 1), (p, 2)
+        busy = [cpu / wall for cpu, wall in zip(cpus[two], walls[two])]
+        work = [b / a for a, b in zip(cpus[one], cpus[two])]
+        ratios = [a / b for a, b in zip(walls[one], walls[two])]
+        losses = {
+            n: log_loss(y_test, models[n][p].predict_proba(X_test)[:, 1], labels=CLASSES)
+            for n in (1, 2)
+        }
+        print(
+            f"  {name + (', pass 2' if p else ''):<22} {learner:<15} "
+            f"{rows / np.median(walls[one]):>12,.0f} "
+            f"{rows / np.median(walls[two]):>12,.0f} {np.median(ratios):>7.2f} "
+            f"{min(ratios):>5.2f}-{max(ratios):<5.2f} {np.median(busy):>9.2f} "
+            f"{np.median(work):>6.2f} "
+            f"{losses[1]:>9.5f} {losses[2]:>9.5f} {100 * (losses[2] / losses[1] - 1):>+7.2f}%"
+        )
 
 
 def run_threads(args):
     print(
-        f"\n1. Threads: one partial_fit pass, n_jobs=1 and 2 taking turns {args.repeats} "
+        f"\n1. Threads: two partial_fit passes of a new model (the second: 'pass 2'), "
+        f"n_jobs=1 and 2 taking turns {args.repeats} "
         "times (rows/s: medians; ratio: median of the paired ratios, and their range;\n"
         "   CPU/wall: of the n_jobs=2 pass; work: its CPU time over n_jobs=1's; log loss: "
         "held out)"
