@@ -12,7 +12,8 @@
    from Zipf-like laws over 10 to 100,000 distinct values, log-spaced) and a
    0/1 label, ``--click-rows`` rows, trained with ``--hash-bits 20`` (without
    and with ``--classes 0,1``), against VW on the same rows written as VW
-   text (one namespace, ``column=value`` features, ``-b 20``).
+   text (one namespace, ``column=value`` features, ``-b 20``); and
+   ``skftrl train`` on that VW text (``--classes=-1,1``).
 3. Peak memory of ``skftrl train --hash-bits 20`` (a 2**20-column linear
    model) on LIBSVM files of 10**5, 10**6 and 3 * 10**6 rows of a9a drawn at random:
    flat in the file size.
@@ -275,6 +276,10 @@ def click_speed(directory, row_counts, repeats, baseline, warmup=1):
             commands["skftrl train --hash-bits 20" + suffix] = skftrl(*plain, package=package)
             commands["skftrl train --hash-bits 20 --classes 0,1" + suffix] = skftrl(
                 *plain, "--classes", "0,1", package=package
+            )
+            on_vw_text = ["train", vw_path, "--hash-bits", 20, "--classes=-1,1"]
+            commands["skftrl train --classes=-1,1, the VW text" + suffix] = skftrl(
+                *on_vw_text, "--model", "m", "--quiet", package=package
             )
         commands["vw --ftrl -b 20"] = [*VW, "-d", vw_path, "-f", "vw.model", "-b", "20"]
         commands.update(vw_on_one_core("vw --ftrl -b 20", commands["vw --ftrl -b 20"]))

@@ -388,6 +388,57 @@ def test_vw_text_gives_the_features_written_by_hand(interactions):
     assert tags.tolist() == ["first", "", "tagged"]
 
 
+# Without a ":": every feature's value is 1 (the shorter loop reads it).
+VW_PLAIN = (
+    "1 'first|user alice |item book\n"
+    "-1 |user bob eve |item\n"
+    "\n"
+    " \t\r\n"
+    "1 tagged| plain |item pen pen\r\n"
+    "0.5 2\t|user\tcarol  |  dave|\n"
+)
+
+
+def test_vw_text_without_values_gives_the_features_written_by_hand():
+    chunks = list(iter_vw(io.BytesIO(VW_PLAIN.encode()), hash_bits=10, interactions=["ui"]))
+    assert len(chunks) == 1
+    X, y, weights, tags = chunks[0]
+    rows = [
+        (["user=alice"], ["item=book"], []),
+        (["user=bob", "user=eve"], [], []),
+        ([], ["item=pen", "item=pen"], ["plain"]),
+        (["user=carol"], [], ["dave"]),
+    ]
+    expected = np.zeros((4, 2**10))
+    for i, (users, items, others) in enumerate(rows):
+        hashes = [murmurhash3_32(name, seed=0) for name in users + items + others]
+        for user in users:  # -q ui: each user feature crossed with each item feature
+            for item in items:
+                first, second = murmurhash3_32(user, seed=0), murmurhash3_32(item, seed=0)
+                combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
+                hashes.append(combined - 2**32 if combined >= 2**31 else combined)
+        for hashed in hashes:
+            expected[i, abs(hashed) % 2**10] += 1.0
+    assert np.array_equal(X.toarray(), expected)
+    assert y.tolist() == [1, -1, 1, 0.5]
+    assert weights.tolist() == [1, 1, 1, 2]
+    assert tags.tolist() == ["first", "", "tagged", ""]
+
+
+def test_vw_text_without_values_is_read_as_each_token_is():
+    from skftrl._readers._vw import full_rows, plain_rows
+
+    for text in (VW_PLAIN, "1 |a ok\n|a b\n", "\n\n2 x|a\n"):
+        assert plain_rows("t", 7, text) == full_rows("t", 7, text)
+    for line in ("1 a b\n", "x |a b\n", "1 -2 |a b\n", "1 2 3 |a b\n"):
+        errors = []
+        for rows_of in (plain_rows, full_rows):
+            with pytest.raises(ValueError) as error:
+                rows_of("t", 7, "1 |a ok\n" + line)
+            errors.append(str(error.value))
+        assert errors[0] == errors[1] and errors[0].startswith("t:8: ")
+
+
 @pytest.mark.parametrize(
     "line, message",
     [
