@@ -350,16 +350,19 @@ VW_TEXT = (
 )
 
 
+def vw_hash(name):
+    """A feature name's hash, as Vowpal Wabbit's text is hashed."""
+    return murmurhash3_32(name, seed=0, positive=False)
+
+
+def cross(first, second):
+    """The hash of the cross of two hashed features (VW's -q), by hand."""
+    combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
+    return combined - 2**32 if combined >= 2**31 else combined
+
+
 def vw_expected(interactions, hash_bits=10):
     """The rows of VW_TEXT, hashed by hand."""
-
-    def h(name):
-        return murmurhash3_32(name, seed=0, positive=False)
-
-    def cross(first, second):
-        combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
-        return combined - 2**32 if combined >= 2**31 else combined
-
     rows = [
         {"user=alice": 1.0, "item=book": 1.0, "item=price": 9.5},
         {"user=bob": 2.0, "user=eve": 1.0},
@@ -367,10 +370,10 @@ def vw_expected(interactions, hash_bits=10):
     ]
     X = np.zeros((3, 2**hash_bits))
     for i, row in enumerate(rows):
-        features = [(h(name), value) for name, value in row.items()]
+        features = [(vw_hash(name), value) for name, value in row.items()]
         if interactions == ["ui"]:
-            users = [(h(n), v) for n, v in row.items() if n.startswith("user=")]
-            items = [(h(n), v) for n, v in row.items() if n.startswith("item=")]
+            users = [(vw_hash(n), v) for n, v in row.items() if n.startswith("user=")]
+            items = [(vw_hash(n), v) for n, v in row.items() if n.startswith("item=")]
             features += [(cross(a, b), u * v) for a, u in users for b, v in items]
         for hashed, value in features:
             X[i, abs(hashed) % 2**hash_bits] += value
@@ -411,12 +414,9 @@ def test_vw_text_without_values_gives_the_features_written_by_hand():
     ]
     expected = np.zeros((4, 2**10))
     for i, (users, items, others) in enumerate(rows):
-        hashes = [murmurhash3_32(name, seed=0) for name in users + items + others]
-        for user in users:  # -q ui: each user feature crossed with each item feature
-            for item in items:
-                first, second = murmurhash3_32(user, seed=0), murmurhash3_32(item, seed=0)
-                combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
-                hashes.append(combined - 2**32 if combined >= 2**31 else combined)
+        hashes = [vw_hash(name) for name in users + items + others]
+        # -q ui: each user feature crossed with each item feature
+        hashes += [cross(vw_hash(user), vw_hash(item)) for user in users for item in items]
         for hashed in hashes:
             expected[i, abs(hashed) % 2**10] += 1.0
     assert np.array_equal(X.toarray(), expected)

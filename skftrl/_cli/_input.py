@@ -354,10 +354,11 @@ def binary_first_chunk(args, resources):
     with contextlib.ExitStack() as attempt:
         source, rows = open_csv(args.data, args.chunk_size, attempt)
         labels, rows = first_chunk_labels(source, rows, args.label_column)
-        if labels is None or set(np.unique(labels).tolist()) not in BINARY_CLASSES:
+        classes = None if labels is None else np.unique(labels)
+        if classes is None or set(classes.tolist()) not in BINARY_CLASSES:
             return None, None
         resources.enter_context(attempt.pop_all())
-        return (source, rows), np.unique(labels)
+        return (source, rows), classes
 
 
 def open_csv(path, chunk_size, resources):

@@ -164,7 +164,7 @@ def plain_rows(path, first_line, text):
     """:func:`full_rows` of a block without a ``:``, whose features all have
     the value 1: each segment's tokens taken whole."""
     parsed = VwRows([], [], [], [], [], [])
-    heads, lines, rows, names, namespaces = (parsed[i] for i in (0, 1, 2, 3, 5))
+    heads, lines, rows, names, values, namespaces = parsed
     head_of = {}  # a block's heads repeat (a few labels): each read once
     for line, line_text in enumerate(text.split("\n"), start=first_line):
         head, bar, rest = line_text.partition("|")
@@ -188,7 +188,7 @@ def plain_rows(path, first_line, text):
                 names.extend(tokens)
             rows.extend([row] * len(tokens))
             namespaces.extend([namespace] * len(tokens))
-    parsed.values.extend([1.0] * len(names))
+    values.extend([1.0] * len(names))
     return parsed
 
 
@@ -256,7 +256,7 @@ class VwParser:
 
     def hashed(self, parsed):
         """The CSR matrix of the rows' features (a :class:`VwRows`) and of their crosses."""
-        rows, names, values, namespaces = parsed[2:]
+        _, _, rows, names, values, namespaces = parsed
         distinct = list(dict.fromkeys(names))
         hash_of = dict(zip(distinct, hash_names(distinct).tolist()))
         n_features = len(names)
