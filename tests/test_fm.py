@@ -503,13 +503,13 @@ def test_numba_and_numpy_engines_agree(n_classes, dtype):
 def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(fm_pass, undo_way):
     # A warm-start fit of many passes: Ctrl-C lands inside some pass, after
     # others have completed. Weights, intercepts and factors are put back.
-    from test_interrupted import interrupted_after
+    from test_interrupted import interrupted_after, warm_start_of_many_passes
 
     X, y = click_stream(3000, seed=0, interaction=2.0)
     y = (y + np.arange(3000) % 3) % 3  # three classes: three sets of factors
     hyper = dict(fm_pass, max_iter=1, tol=None, random_state=0)
     model = FMClassifier(**hyper).fit(X, y)
-    model.set_params(warm_start=True, max_iter=10_000)
+    warm_start_of_many_passes(model, X, y)
     before = snapshot(model)
     with pytest.raises(KeyboardInterrupt), interrupted_after(0.5):
         model.fit(X, y)
@@ -518,6 +518,7 @@ def test_ctrl_c_in_a_pass_leaves_the_model_as_it_was(fm_pass, undo_way):
     model.set_params(warm_start=False, max_iter=1)
     model.partial_fit(X[:100], y[:100])
     fresh = FMClassifier(**hyper).fit(X, y)
+    fresh.set_params(warm_start=True).fit(X, y)
     fresh.partial_fit(X[:100], y[:100])
     for name in FM_STATE:
         assert np.array_equal(getattr(model, name), getattr(fresh, name)), name

@@ -49,6 +49,15 @@ class interrupted_after:
         signal.signal(signal.SIGALRM, self.previous)
 
 
+def warm_start_of_many_passes(model, X, y):
+    """Set a fitted model to learn on for many passes, once a first
+    warm-start pass has compiled (numba) the pass that records its steps:
+    the interrupt then lands in a pass, not in numba's compiler, which a
+    KeyboardInterrupt leaves broken."""
+    model.set_params(warm_start=True).fit(X, y)
+    model.set_params(max_iter=10_000)
+
+
 def test_ctrl_c_in_a_numpy_pass_leaves_the_model_as_it_was(undo_way):
     # The numpy per-row pass takes seconds over a9a's 32,561 rows ten times:
     # the interrupt lands between two rows' updates, or inside one.
@@ -76,7 +85,8 @@ def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_siz
     X, y, _, _ = load_dna()
     model = FTRLClassifier(engine=engine, batch_size=batch_size, max_iter=1, tol=None)
     model.fit(X, y)
-    model.set_params(warm_start=True, max_iter=10_000, random_state=0)
+    model.set_params(random_state=0)
+    warm_start_of_many_passes(model, X, y)
     before = snapshot(model)
     with pytest.raises(KeyboardInterrupt), interrupted_after(0.5):
         model.fit(X, y)
