@@ -93,18 +93,26 @@ def test_ctrl_c_in_a_warm_start_fit_leaves_the_model_as_it_was(engine, batch_siz
     assert_same(before, snapshot(model))
 
 
-def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(engine, undo_way):
+@pytest.mark.parametrize("early_stopping", [False, True])
+def test_a_warning_as_error_after_the_passes_of_a_warm_start_fit_changes_nothing(
+    engine, undo_way, early_stopping
+):
     # fit warns (ConvergenceWarning) after its passes; as an error, it must
-    # undo them, loss_curve_'s entries included.
-    X, y, _, _ = load_dna()
-    model = FTRLClassifier(engine=engine, max_iter=1, tol=None).fit(X[:600], y[:600])
-    model.set_params(warm_start=True, max_iter=3, tol=0.0, n_iter_no_change=10)
+    # undo them, loss_curve_'s entries included. With early stopping, the
+    # passes learn the rows not held out: some of the rows only, and of the
+    # features some only (each row has 5 of 2,000).
+    X = sp.random(600, 2000, density=5 / 2000, format="csr", random_state=0)
+    y = np.arange(600) % 3
+    model = FTRLClassifier(engine=engine, max_iter=1, tol=None).fit(X, y)
+    model.set_params(
+        warm_start=True, max_iter=3, tol=0.0, n_iter_no_change=10, early_stopping=early_stopping
+    )
     before = snapshot(model)
     curve = model.loss_curve_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ConvergenceWarning):
-            model.fit(X[:600], y[:600])
+            model.fit(X, y)
     assert_same(before, snapshot(model))
     assert curve == before["loss_curve_"]  # the list the user holds, too
 
