@@ -134,15 +134,17 @@ def iter_csv(
     hasher=None,
     chunk_size=10_000,
     parser="auto",
+    delimiter=",",
 ):
     """Stream a CSV file in chunks of rows, its columns hashed.
 
-    The file has a header line, then one row a line (a quoted field may hold
-    commas, quotes doubled, and newlines). The feature columns are hashed by
-    ``hasher``: a column whose values in the first chunk are all numbers or
-    missing is numeric, unless the hasher names it ``categorical``; any other
-    column holds categories. A value is missing when it is empty or ``NA``,
-    ``NaN``, ``N/A`` or ``null`` (in any case, spaces around ignored).
+    The file has a header line, then one row a line, its fields separated by
+    ``delimiter`` (a quoted field may hold it, quotes doubled, and newlines).
+    The feature columns are hashed by ``hasher``: a column whose values in the
+    first chunk are all numbers or missing is numeric, unless the hasher names
+    it ``categorical``; any other column holds categories. A value is missing
+    when it is empty or ``NA``, ``NaN``, ``N/A`` or ``null`` (in any case,
+    spaces around ignored).
 
     With pyarrow installed (``pip install 'skftrl[readers]'``), the text is
     parsed by pyarrow, faster than by Python's :mod:`csv` module (see
@@ -170,6 +172,8 @@ def iter_csv(
         What parses the text: pyarrow where it is installed (``"auto"``),
         pyarrow (``"pyarrow"``, an ImportError without it) or Python's
         :mod:`csv` module (``"python"``).
+    delimiter : str, default=","
+        The character between fields: ``"\\t"`` for tab-separated files.
 
     Yields
     ------
@@ -200,7 +204,7 @@ def iter_csv(
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
-    with contextlib.closing(open_csv_input(source, parser)) as csv_input:
+    with contextlib.closing(open_csv_input(source, parser, delimiter)) as csv_input:
         header = csv_input.header
         for role, column in (("label", label_column), ("weight", weight_column)):
             if column is not None:
@@ -217,6 +221,7 @@ def iter_csv(
             hasher.hash_bits,
             weight_column,
             [name for name in header if name not in {*features, label_column, weight_column}],
+            delimiter,
         )
         labels = label_column is not None
         chunks = csv_chunks(

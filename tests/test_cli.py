@@ -516,6 +516,62 @@ def test_a_binary_csv_is_learned_in_one_pass_unless_a_row_contradicts_its_first_
     assert model.input_spec_["kinds"] == kinds
 
 
+def delimited_lines(rows, columns, delimiter):
+    """Text of ``rows`` (dicts) with fields separated by ``delimiter``, as lines."""
+    text = io.StringIO()
+    writer = csv.DictWriter(text, columns, delimiter=delimiter, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return text.getvalue().splitlines(keepends=True)
+
+
+@pytest.mark.parametrize(
+    "name, options, delimiter",
+    [("clicks.tsv.gz", [], "\t"), ("clicks.csv", ["--delimiter", ";"], ";")],
+)
+def test_fields_separated_by_tabs_or_another_delimiter_train_the_same_model(
+    tmp_path, name, options, delimiter
+):
+    # A .tsv file is read with tabs, another delimiter is named; test and
+    # predict read files as the model's were; a city holds the delimiter.
+    rows = click_rows(1500, seed=4)
+    rows[7]["city"] = f"a{delimiter}b"
+    columns = ["age", "color", "clicked", "score", "city"]
+    train = write(tmp_path / name, delimited_lines(rows, columns, delimiter))
+    model_path = tmp_path / "model"
+    common = ["--label-column", "clicked", "--hash-bits", 12, "--chunk-size", 400]
+    result = run_here("train", train, *common, *options, "--model", model_path)
+    assert result.returncode == 0, result.stderr
+    X = hashed_reference(rows, 12)
+    y = np.array([row["clicked"] for row in rows])
+    reference = chunked_partial_fit(FTRLClassifier(), X, y, 400, classes=["no", "yes"])
+    assert_same_state(joblib.load(model_path), reference)
+    assert f"fields separated by {delimiter!r}" in run_here("inspect", model_path).stdout
+
+    new_rows = click_rows(300, seed=5)
+    new = write(tmp_path / f"new_{name}", delimited_lines(new_rows, columns, delimiter))
+    predicted = run_here("predict", "--model", model_path, new)
+    assert predicted.returncode == 0, predicted.stderr
+    expected = reference.predict_proba(hashed_reference(new_rows, 12))[:, 1]
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], expected)
+    tested = run_here("test", "--model", model_path, new)
+    assert tested.returncode == 0, tested.stderr
+    # Continued with -i, it reads its own delimiter; another is refused.
+    more = ["train", new, "-i", model_path, "--model", tmp_path / "more"]
+    assert run_here(*more).returncode == 0
+    refused = run_here(*more, "--delimiter", ",")
+    assert refused.returncode == 2
+    assert "--delimiter ',' conflicts with --initial-model" in refused.stderr
+
+
+@pytest.mark.parametrize("value", ["ab", '"', ""])
+def test_a_delimiter_of_other_than_one_character_is_refused(tmp_path, value):
+    train = write_csv(tmp_path / "t.csv", click_rows(20, seed=0), ["color", "clicked"])
+    result = run_here("train", train, "--label-column", "clicked", "--delimiter", value)
+    assert result.returncode == 2
+    assert "--delimiter: must be one character other than a quote or a line end" in result.stderr
+
+
 def test_train_csv_regression_with_numeric_labels(tmp_path):
     rows = click_rows(800, seed=2)
     for row in rows:

@@ -10,6 +10,7 @@ scikit-learn's load_svmlight_file (LIBSVM).
 
 import bz2
 import contextlib
+import csv
 import gzip
 import io
 import lzma
@@ -69,8 +70,8 @@ def force_parser(monkeypatch, parser):
     """The command line reading CSV with ``parser``."""
     original = skftrl._readers._csv.open_csv_input
 
-    def opener(path, _="auto"):
-        return original(path, parser)
+    def opener(path, _="auto", delimiter=","):
+        return original(path, parser, delimiter)
 
     monkeypatch.setattr(skftrl._readers._csv, "open_csv_input", opener)
     monkeypatch.setattr(skftrl._cli._input, "open_csv_input", opener)
@@ -123,14 +124,14 @@ def odd_csv():
     return "".join(rows + body) + '1,1,last,"end",4,9'
 
 
-def read_chunks(path, parser, chunk_size, kinds=None):
+def read_chunks(path, parser, chunk_size, kinds=None, delimiter=","):
     kinds = kinds or {
         "city": "categorical",
         "note, quoted": "categorical",
         "n": "numeric",
         "code": "categorical",
     }
-    spec = CsvSpec("y", kinds, True, 12, weight_column="w")
+    spec = CsvSpec("y", kinds, True, 12, weight_column="w", delimiter=delimiter)
     return list(read_csv(path, spec, chunk_size, parser=parser))
 
 
@@ -157,6 +158,43 @@ def test_pyarrow_and_the_csv_module_read_the_same_rows(
     assert sum(chunk.n_rows for chunk in python) == 67
     assert python[0].lines[:6].tolist() == [2, 3, 5, 8, 10, 11][: len(python[0].lines[:6])]
     assert_same_chunks(python, read_chunks(path, "pyarrow", chunk_size))
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("delimiter", ["\t", ";"])
+@pytest.mark.parametrize("block_size", [None, 7])
+def test_fields_separated_by_another_delimiter_read_as_the_same_rows(
+    tmp_path, monkeypatch, parser, delimiter, block_size
+):
+    # The odd file's rows written by the csv module twice, with commas and
+    # with another delimiter (fields holding it quoted): the same rows.
+    if block_size:
+        monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", block_size)
+    rows = list(csv.reader(io.StringIO(odd_csv(), newline="")))
+    rows[20][2] = f"c{delimiter}2"  # a city holding the delimiter
+    paths = {}
+    for name, separator in [("commas.csv", ","), ("other.txt", delimiter)]:
+        text = io.StringIO()
+        csv.writer(text, delimiter=separator, lineterminator="\n").writerows(rows)
+        paths[separator] = tmp_path / name
+        paths[separator].write_bytes(text.getvalue().encode())
+    expected = read_chunks(paths[","], "python", 5)
+    assert sum(chunk.n_rows for chunk in expected) == 67
+    parsed = []
+    if parser == "pyarrow":  # which blocks pyarrow parses (others: the csv module)
+        from skftrl._readers import _csv_arrow
+
+        arrow_columns = _csv_arrow.ArrowCsvInput.arrow_columns
+
+        def spy(self, block, quoted, numeric):
+            columns = arrow_columns(self, block, quoted, numeric)
+            parsed.append(columns is not None)
+            return columns
+
+        monkeypatch.setattr(_csv_arrow.ArrowCsvInput, "arrow_columns", spy)
+    found = read_chunks(paths[delimiter], parser, 5, delimiter=delimiter)
+    assert_same_chunks(found, expected)
+    assert parser == "python" or sum(parsed) >= (1 if block_size is None else 20)
 
 
 @needs_readers_extra

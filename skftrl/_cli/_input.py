@@ -34,7 +34,7 @@ from .._readers._csv import (
 )
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
-from .._readers._sources import DataError, is_regular_file
+from .._readers._sources import DataError, default_delimiter, is_regular_file
 from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, VwSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
@@ -182,6 +182,8 @@ def check_options_agree(args, initial, spec):
         conflict = "--zero-based"
     elif args.interactions and tuple(args.interactions) != spec.interactions:
         conflict = " ".join(f"-q {letters}" for letters in args.interactions)
+    elif args.delimiter is not None and args.delimiter != getattr(spec, "delimiter", None):
+        conflict = f"--delimiter {args.delimiter!r}"
     if conflict is not None:
         raise UsageError(
             f"{conflict} conflicts with {model}, which reads {spec.describe()}: a model "
@@ -305,13 +307,14 @@ def csv_input(args, classes, numeric_classes, resources, guess):
     classes are not known (nor guessed, see the module), else the kinds of
     the first chunk."""
     columns_of, categorical = csv_columns_of(args)
+    delimiter = default_delimiter(args.data) if args.delimiter is None else args.delimiter
     n_rows = csv_rows = None
     guessed = False
     if args.task == "classify" and classes is None:
         if not is_regular_file(args.data):
             raise stream_error(args, width_missing=False)
         if guess:
-            csv_rows, classes = binary_first_chunk(args, resources)
+            csv_rows, classes = binary_first_chunk(args, resources, delimiter)
             guessed = numeric_classes = classes is not None
     if args.task == "classify" and classes is None:
         with scan_progress(args) as progress:
@@ -323,11 +326,12 @@ def csv_input(args, classes, numeric_classes, resources, guess):
                 columns_of,
                 categorical,
                 progress,
+                delimiter=delimiter,
             )
         header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
         classes, n_rows = scan.labels, scan.n_rows
     else:
-        source, rows = csv_rows or open_csv(args.data, args.chunk_size, resources)
+        source, rows = csv_rows or open_csv(args.data, args.chunk_size, resources, delimiter)
         kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
@@ -338,6 +342,7 @@ def csv_input(args, classes, numeric_classes, resources, guess):
         DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits,
         args.weight_column,
         ignored_columns(header, kinds, args.label_column, args.weight_column),
+        delimiter,
     )
     return TrainingInput(spec, classes, n_rows, FeatureNames(), csv_rows=csv_rows, guessed=guessed)
 
@@ -346,13 +351,13 @@ def csv_input(args, classes, numeric_classes, resources, guess):
 BINARY_CLASSES = ({0.0, 1.0}, {-1.0, 1.0})
 
 
-def binary_first_chunk(args, resources):
+def binary_first_chunk(args, resources, delimiter):
     """``(csv_rows, classes)``: the CSV input opened (and closed by
     ``resources``) and its rows, and the classes of a binary file, when its
     first chunk's labels are those of :data:`BINARY_CLASSES`; else
     ``(None, None)``, the input closed."""
     with contextlib.ExitStack() as attempt:
-        source, rows = open_csv(args.data, args.chunk_size, attempt)
+        source, rows = open_csv(args.data, args.chunk_size, attempt, delimiter)
         labels, rows = first_chunk_labels(source, rows, args.label_column)
         classes = None if labels is None else np.unique(labels)
         if classes is None or set(classes.tolist()) not in BINARY_CLASSES:
@@ -361,10 +366,10 @@ def binary_first_chunk(args, resources):
         return (source, rows), classes
 
 
-def open_csv(path, chunk_size, resources):
-    """``(source, rows)``: a CSV input opened (and closed by ``resources``), and
-    its rows in chunks."""
-    source = resources.enter_context(contextlib.closing(open_csv_input(path)))
+def open_csv(path, chunk_size, resources, delimiter):
+    """``(source, rows)``: a CSV input opened (and closed by ``resources``), its
+    fields separated by ``delimiter``, and its rows in chunks."""
+    source = resources.enter_context(contextlib.closing(open_csv_input(path, delimiter=delimiter)))
     return source, source.row_chunks(chunk_size)
 
 

@@ -46,6 +46,16 @@ def holdout_period(text):
     return value
 
 
+def delimiter(text):
+    """One character; ``\\t`` (as typed in a shell) or ``tab`` for a tab."""
+    value = "\t" if text in ("\\t", "tab") else text
+    if len(value) != 1 or value in '"\r\n':
+        raise argparse.ArgumentTypeError(
+            f"must be one character other than a quote or a line end, or '\\t'; got {text!r}"
+        )
+    return value
+
+
 def hash_bits(text):
     value = int(text)
     if not 1 <= value <= 30:
@@ -88,7 +98,8 @@ unless the training file has an index 0 (as load_svmlight_file's
 zero_based="auto"), or --zero-based. The model is as wide as the largest
 index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
 
-CSV: a header line, then one row a line; --label-column names the label. A
+CSV: a header line, then one row a line, fields separated by commas (tabs
+in a .tsv file, or --delimiter); --label-column names the label. A
 column whose values are all numbers (or missing: empty, NA, NaN, N/A, null) is
 numeric: its value is the feature at the hashed index of the column's name.
 Any other column, and every column named by --categorical, is categorical:
@@ -402,6 +413,13 @@ def add_train_command(commands):
         "--weight-column",
         metavar="NAME",
         help="CSV: sample weights (numbers >= 0), as partial_fit's sample_weight",
+    )
+    train.add_argument(
+        "--delimiter",
+        metavar="C",
+        type=delimiter,
+        help="CSV: the character between fields, '\\t' for a tab (default: a tab in a "
+        ".tsv file, else ','); test and predict read files as the model's were",
     )
     train.add_argument("--ignore", metavar="A,B,...", help="CSV: columns not to use as features")
     train.add_argument(

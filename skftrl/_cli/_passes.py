@@ -37,7 +37,7 @@ def pass_chunks(args, training, report, resources):
         return
     if spec.format == "csv":
         # Opened already when the column kinds came from its first chunk.
-        source, rows = training.csv_rows or open_csv(path, chunk_size, resources)
+        source, rows = training.csv_rows or open_csv(path, chunk_size, resources, spec.delimiter)
         first = csv_chunks(
             source,
             rows,

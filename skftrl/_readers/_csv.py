@@ -78,12 +78,13 @@ def kind_names(numeric):
     }
 
 
-def open_csv_input(path, parser="auto"):
-    """The CSV input at ``path``, opened: parsed by pyarrow where it is
-    installed (``parser="auto"``) or asked for (``"pyarrow"``), else by the
-    csv module (``"python"``). Both give the same rows."""
+def open_csv_input(path, parser="auto", delimiter=","):
+    """The CSV input at ``path``, its fields separated by ``delimiter``,
+    opened: parsed by pyarrow where it is installed (``parser="auto"``) or
+    asked for (``"pyarrow"``), else by the csv module (``"python"``). Both
+    give the same rows."""
     if parser == "python":
-        return CsvInput(path)
+        return CsvInput(path, delimiter)
     try:
         from ._csv_arrow import ArrowCsvInput
     except ImportError:
@@ -91,8 +92,8 @@ def open_csv_input(path, parser="auto"):
             raise ImportError(
                 "parser='pyarrow' needs pyarrow: pip install 'skftrl[readers]'"
             ) from None
-        return CsvInput(path)
-    return ArrowCsvInput(path)
+        return CsvInput(path, delimiter)
+    return ArrowCsvInput(path, delimiter)
 
 
 def scan_csv(
@@ -104,8 +105,10 @@ def scan_csv(
     categorical=(),
     progress=None,
     parser="auto",
+    delimiter=",",
 ):
-    """A first streaming pass over a CSV training file.
+    """A first streaming pass over a CSV training file (its fields
+    separated by ``delimiter``).
 
     A column is numeric when every value that is not missing is a number
     (and it is not in ``categorical``), else categorical. For
@@ -114,7 +117,7 @@ def scan_csv(
     gives the feature columns of a header; ``progress(rows)`` is called
     after each chunk.
     """
-    with contextlib.closing(open_csv_input(path, parser)) as source:
+    with contextlib.closing(open_csv_input(path, parser, delimiter)) as source:
         label_position = source.position(label_column, "label")
         columns = columns_of(source.header)
         positions = {name: source.header.index(name) for name in columns}
@@ -285,7 +288,7 @@ def read_csv(
 ):
     """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
     :func:`csv_chunks`)."""
-    with contextlib.closing(open_csv_input(path, parser)) as source:
+    with contextlib.closing(open_csv_input(path, parser, spec.delimiter)) as source:
         rows = source.row_chunks(chunk_size)
         yield from csv_chunks(
             source, rows, spec, labels, names, on_first_chunk, tag_column=tag_column

@@ -176,7 +176,8 @@ class ArrowCsvInput(CsvInput):
     def _read_header(self):
         """The header (by the csv module), and the rows of the rest of its block."""
         for first_line, block in self.blocks:
-            reader = csv.reader(io.StringIO(decode(self.path, first_line, block), newline=""))
+            text = decode(self.path, first_line, block)
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
             header, _ = self._next_row(reader, first_line)
             if header is not None:
                 end = 0  # after the header's last line
@@ -249,7 +250,9 @@ class ArrowCsvInput(CsvInput):
             table = pa_csv.read_csv(
                 pa.py_buffer(block),
                 read_options=pa_csv.ReadOptions(column_names=names),
-                parse_options=pa_csv.ParseOptions(newlines_in_values=quoted),
+                parse_options=pa_csv.ParseOptions(
+                    delimiter=self.delimiter, newlines_in_values=quoted
+                ),
                 convert_options=pa_csv.ConvertOptions(
                     include_columns=[name for i, name in enumerate(names) if i not in skipped],
                     column_types={
@@ -296,6 +299,6 @@ class ArrowCsvInput(CsvInput):
     def python_rows(self, first_line, block):
         """A block read by the csv module, as :class:`FactorizedRows`."""
         text = decode(self.path, first_line, block)
-        reader = csv.reader(io.StringIO(text, newline=""))
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
         rows = self._rows(reader, first_line, len(self.header), text)
         return FactorizedRows([factorize(column) for column in rows.columns], rows.lines)

@@ -56,10 +56,23 @@ def decode(path, first_line, block):
         ) from None
 
 
-class CsvInput:
-    """A CSV input opened once: its header, then its rows, with line numbers."""
+def check_delimiter(delimiter):
+    """Raise a ValueError unless ``delimiter`` can separate CSV fields: one
+    character, not a quote or a line end."""
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise ValueError(
+            "the delimiter must be one character other than a quote or a line end "
+            f"(',' or '\\t', say); got {delimiter!r}"
+        )
 
-    def __init__(self, path):
+
+class CsvInput:
+    """A CSV input opened once: its header, then its rows, with line numbers;
+    its fields separated by ``delimiter``."""
+
+    def __init__(self, path, delimiter=","):
+        check_delimiter(delimiter)
+        self.delimiter = delimiter
         self.source = ByteSource(path)
         self.path = self.source.path
         self.blocks = line_blocks(self.source, quoted=True)
@@ -76,7 +89,7 @@ class CsvInput:
         """The header, and the rows of the rest of its block."""
         for first_line, block in self.blocks:
             text = decode(self.path, first_line, block)
-            reader = csv.reader(io.StringIO(text, newline=""))
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
             header, start = self._next_row(reader, first_line)
             if header is not None:
                 if reader.line_num > start - first_line + 1:
@@ -127,7 +140,7 @@ class CsvInput:
         if isinstance(text, str):
             text = io.StringIO(text, newline="").readlines()
         row = io.StringIO("".join(text[start - first_line : end]), newline="")
-        reader = csv.reader(row, strict=True)
+        reader = csv.reader(row, strict=True, delimiter=self.delimiter)
         try:
             for _ in reader:
                 pass
@@ -148,9 +161,10 @@ class CsvInput:
             text = decode(self.path, first_line, block)
             rows = None
             if '"' not in text and text.count("\r") == text.count("\r\n"):
-                rows = split_plain_csv(text.replace("\r\n", "\n"), width, first_line)
+                text_lf = text.replace("\r\n", "\n")
+                rows = split_plain_csv(text_lf, width, first_line, self.delimiter)
             if rows is None:  # quotes, or a line to report: the csv module
-                reader = csv.reader(io.StringIO(text, newline=""))
+                reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
                 rows = self._rows(reader, first_line, width, text)
             yield rows
 
@@ -182,10 +196,10 @@ class CsvInput:
         self.source.close()
 
 
-def split_plain_csv(text, width, first_line):
-    """The :class:`CsvRows` of CSV text without quotes, or None when a line
-    has another number of fields than ``width`` (the csv module then reads the
-    block and names the line)."""
+def split_plain_csv(text, width, first_line, delimiter=","):
+    """The :class:`CsvRows` of CSV text without quotes, its fields separated
+    by ``delimiter``, or None when a line has another number of fields than
+    ``width`` (the csv module then reads the block and names the line)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -194,9 +208,9 @@ def split_plain_csv(text, width, first_line):
         kept = [i for i, line in enumerate(lines) if line]
         lines = [lines[i] for i in kept]
         numbers = numbers[kept]
-    fields = ",".join(lines).split(",")
+    fields = delimiter.join(lines).split(delimiter)
     if len(fields) != width * len(lines) or (
-        width > 1 and any(line.count(",") != width - 1 for line in lines)
+        width > 1 and any(line.count(delimiter) != width - 1 for line in lines)
     ):
         return None
     columns = np.array(fields, dtype=object).reshape(len(lines), width).T

@@ -55,7 +55,13 @@ COMPRESSED = {
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 # Formats recognised by the end of a file's name (after any compression
 # suffix); any other name is LIBSVM.
-FORMAT_SUFFIXES = {".csv": "csv", ".vw": "vw", ".parquet": "parquet", ".pq": "parquet"}
+FORMAT_SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "csv",  # tab-separated (see default_delimiter)
+    ".vw": "vw",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 DECOMPRESSION_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -84,13 +90,25 @@ def data_format(path, requested="auto"):
     from the file name."""
     if requested != "auto":
         return requested
-    name = os.fspath(path).lower()
-    for suffix in COMPRESSED_SUFFIXES:
-        name = name.removesuffix(suffix)
+    name = uncompressed_name(path)
     for suffix, kind in FORMAT_SUFFIXES.items():
         if name.endswith(suffix):
             return kind
     return "libsvm"
+
+
+def uncompressed_name(path):
+    """The file name of ``path`` in lower case, without a compression suffix."""
+    name = os.fspath(path).lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(suffix)
+    return name
+
+
+def default_delimiter(path):
+    """The delimiter of CSV fields in the file at ``path``: a tab in a
+    ``.tsv`` file (compressed or not), else a comma."""
+    return "\t" if uncompressed_name(path).endswith(".tsv") else ","
 
 
 def source_name(path):

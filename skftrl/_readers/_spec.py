@@ -43,8 +43,8 @@ class CsvSpec:
     """CSV rows as a model's columns: the label column (numbers, or strings
     without ``numeric_labels``), the feature columns' ``kinds`` (column ->
     ``"numeric"`` or ``"categorical"``) hashed into ``2**hash_bits``
-    features, the sample weights' column if any, and the ``ignored`` columns
-    of the header."""
+    features, the sample weights' column if any, the ``ignored`` columns of
+    the header, and the ``delimiter`` of the fields."""
 
     format: str = field(default="csv", init=False)
     label_column: str
@@ -53,6 +53,7 @@ class CsvSpec:
     hash_bits: int
     weight_column: Optional[str] = None
     ignored: list = field(default_factory=list)
+    delimiter: str = ","
 
     def describe(self):
         kinds = list(self.kinds.values())
@@ -65,6 +66,8 @@ class CsvSpec:
             text += f", weights from {self.weight_column!r}"
         if self.ignored:
             text += f", {len(self.ignored)} columns ignored"
+        if self.delimiter != ",":
+            text += f", fields separated by {self.delimiter!r}"
         return text
 
     def chunks(self, path, chunk_size, labels=True, tag_column=None):
