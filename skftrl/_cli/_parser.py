@@ -48,11 +48,13 @@ def holdout_period(text):
 
 def delimiter(text):
     """One character; ``\\t`` (as typed in a shell) or ``tab`` for a tab."""
+    from .._readers._csv_text import check_delimiter  # numpy: not for --help
+
     value = "\t" if text in ("\\t", "tab") else text
-    if len(value) != 1 or value in '"\r\n':
-        raise argparse.ArgumentTypeError(
-            f"must be one character other than a quote or a line end, or '\\t'; got {text!r}"
-        )
+    try:
+        check_delimiter(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     return value
 
 
