@@ -23,7 +23,7 @@ from numbers import Integral
 from ._readers._csv import csv_chunks, first_chunk_kinds, open_csv_input
 from ._readers._csv_values import PYTHON_CATEGORICAL_HINT, parse_numbers
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
-from ._readers._sources import DataError, source_name
+from ._readers._sources import DataError, default_delimiter, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
 from ._readers._vw import check_interactions, read_vw
 from ._sklearn_compat import Interval, StrOptions, validate_params
@@ -122,7 +122,11 @@ TABLE_PARAMETERS = {
 
 
 @validate_params(
-    {**TABLE_PARAMETERS, "parser": [StrOptions({"auto", "pyarrow", "python"})]},
+    {
+        **TABLE_PARAMETERS,
+        "parser": [StrOptions({"auto", "pyarrow", "python"})],
+        "delimiter": [str, None],
+    },
     prefer_skip_nested_validation=True,
 )
 def iter_csv(
@@ -134,7 +138,7 @@ def iter_csv(
     hasher=None,
     chunk_size=10_000,
     parser="auto",
-    delimiter=",",
+    delimiter=None,
 ):
     """Stream a CSV file in chunks of rows, its columns hashed.
 
@@ -172,8 +176,10 @@ def iter_csv(
         What parses the text: pyarrow where it is installed (``"auto"``),
         pyarrow (``"pyarrow"``, an ImportError without it) or Python's
         :mod:`csv` module (``"python"``).
-    delimiter : str, default=","
-        The character between fields: ``"\\t"`` for tab-separated files.
+    delimiter : str, default=None
+        The character between fields (``"\\t"`` for a tab); by default a tab
+        in a file whose name ends in ``.tsv`` (compressed or not), else a
+        comma.
 
     Yields
     ------
@@ -204,6 +210,8 @@ def iter_csv(
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
+    if delimiter is None:
+        delimiter = default_delimiter(source)
     with contextlib.closing(open_csv_input(source, parser, delimiter)) as csv_input:
         header = csv_input.header
         for role, column in (("label", label_column), ("weight", weight_column)):

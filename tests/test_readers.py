@@ -320,6 +320,30 @@ def test_iter_csv_reads_kinds_and_labels_from_the_first_chunk(tmp_path):
         list(iter_csv(path, label_column="y", hasher=hasher, chunk_size=2))
 
 
+def write_text(path, text):
+    """``text`` written to ``path`` (gzip-compressed for a ``.gz`` name)."""
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
+    return path
+
+
+def test_iter_csv_reads_a_tsv_file_with_tabs_and_a_named_delimiter(tmp_path):
+    text = click_csv(50)
+    expected = list(iter_csv(write_text(tmp_path / "c.csv", text), label_column="click"))
+    tabs = text.replace(",", "\t")  # click_csv quotes no field
+    semicolons = text.replace(",", ";")
+    for path, delimiter in [
+        (write_text(tmp_path / "c.tsv.gz", tabs), None),
+        (write_text(tmp_path / "c.txt", semicolons), ";"),
+    ]:
+        chunks = list(iter_csv(path, label_column="click", delimiter=delimiter))
+        assert len(chunks) == len(expected) == 1
+        (X, y, _), (X0, y0, _) = chunks[0], expected[0]
+        assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+    with pytest.raises(ValueError, match="the delimiter must be one character"):
+        list(iter_csv(tmp_path / "c.csv", label_column="click", delimiter=";;"))
+
+
 def test_iter_csv_reads_standard_input_and_file_objects(tmp_path, monkeypatch):
     text = click_csv(50).encode()
     path = tmp_path / "clicks.csv.gz"

@@ -107,7 +107,9 @@ def uncompressed_name(path):
 
 def default_delimiter(path):
     """The delimiter of CSV fields in the file at ``path``: a tab in a
-    ``.tsv`` file (compressed or not), else a comma."""
+    ``.tsv`` file (compressed or not), else (a file object too) a comma."""
+    if hasattr(path, "read"):
+        return ","
     return "\t" if uncompressed_name(path).endswith(".tsv") else ","
 
 
