@@ -17,11 +17,10 @@ Read more in the :ref:`User Guide <readers>`.
 """
 
 import contextlib
-import itertools
 from numbers import Integral
 
-from ._readers._csv import csv_chunks, first_chunk_kinds, open_csv_input
-from ._readers._csv_values import PYTHON_CATEGORICAL_HINT, parse_numbers
+from ._readers._csv import csv_chunks, first_chunk_kinds, first_chunk_labels, open_csv_input
+from ._readers._csv_values import PYTHON_CATEGORICAL_HINT
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
 from ._readers._sources import DataError, default_delimiter, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
@@ -221,7 +220,10 @@ def iter_csv(
         kinds, rows = first_chunk_kinds(
             csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical
         )
-        numeric_labels, rows = first_labels_are_numbers(csv_input, rows, label_column)
+        numeric_labels = True
+        if label_column is not None:
+            first_labels, rows = first_chunk_labels(csv_input, rows, label_column)
+            numeric_labels = first_labels is not None
         spec = CsvSpec(
             label_column,
             kinds,
@@ -254,17 +256,6 @@ def feature_columns(path, header, label_column, weight_column, columns):
             f"(the columns are: {', '.join(header)})",
         )
     return columns
-
-
-def first_labels_are_numbers(csv_input, rows, label_column):
-    """Whether every label of the first chunk of ``rows`` is a number, and the
-    same rows, the first chunk included."""
-    first = next(rows, None)
-    rows = itertools.chain([] if first is None else [first], rows)
-    if label_column is None or first is None:
-        return True, rows
-    values = first.columns[csv_input.position(label_column, "label")]
-    return parse_numbers(values) is not None, rows
 
 
 @validate_params(TABLE_PARAMETERS, prefer_skip_nested_validation=True)

@@ -354,8 +354,8 @@ BINARY_CLASSES = ({0.0, 1.0}, {-1.0, 1.0})
 def binary_first_chunk(args, resources, delimiter):
     """``(csv_rows, classes)``: the CSV input opened (and closed by
     ``resources``) and its rows, and the classes of a binary file, when its
-    first chunk's labels are those of :data:`BINARY_CLASSES`; else
-    ``(None, None)``, the input closed."""
+    first chunk's labels are those of :data:`BINARY_CLASSES` (none missing);
+    else ``(None, None)``, the input closed."""
     with contextlib.ExitStack() as attempt:
         source, rows = open_csv(args.data, args.chunk_size, attempt, delimiter)
         labels, rows = first_chunk_labels(source, rows, args.label_column)

@@ -172,17 +172,14 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
 
 def first_chunk_labels(source, rows, label_column):
     """The labels of the first chunk of ``rows`` (of the open CsvInput
-    ``source``) as numbers, and the same rows, the first chunk included:
-    ``(labels, rows)``; ``labels`` is None without rows or when a label is
-    missing or not a number."""
+    ``source``) as numbers (NaN where missing), and the same rows, the first
+    chunk included: ``(labels, rows)``; ``labels`` is None without rows or
+    when a label is not a number."""
     label_position = source.position(label_column, "label")
     first = next(rows, None)
     if first is None:
         return None, rows
-    labels = parse_numbers(first.columns[label_position])
-    if labels is not None and not np.isfinite(labels).all():
-        labels = None
-    return labels, itertools.chain([first], rows)
+    return parse_numbers(first.columns[label_position]), itertools.chain([first], rows)
 
 
 def csv_chunks(
