@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils import murmurhash3_32
+from test_cli import write
 
 import skftrl._cli._input
 import skftrl._readers._csv
@@ -320,21 +321,14 @@ def test_iter_csv_reads_kinds_and_labels_from_the_first_chunk(tmp_path):
         list(iter_csv(path, label_column="y", hasher=hasher, chunk_size=2))
 
 
-def write_text(path, text):
-    """``text`` written to ``path`` (gzip-compressed for a ``.gz`` name)."""
-    data = text.encode()
-    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)
-    return path
-
-
 def test_iter_csv_reads_a_tsv_file_with_tabs_and_a_named_delimiter(tmp_path):
     text = click_csv(50)
-    expected = list(iter_csv(write_text(tmp_path / "c.csv", text), label_column="click"))
+    expected = list(iter_csv(write(tmp_path / "c.csv", [text]), label_column="click"))
     tabs = text.replace(",", "\t")  # click_csv quotes no field
     semicolons = text.replace(",", ";")
     for path, delimiter in [
-        (write_text(tmp_path / "c.tsv.gz", tabs), None),
-        (write_text(tmp_path / "c.txt", semicolons), ";"),
+        (write(tmp_path / "c.tsv.gz", [tabs]), None),
+        (write(tmp_path / "c.txt", [semicolons]), ";"),
     ]:
         chunks = list(iter_csv(path, label_column="click", delimiter=delimiter))
         assert len(chunks) == len(expected) == 1
