@@ -382,10 +382,12 @@ def click_rows(n_rows, seed):
     return rows
 
 
-def csv_lines(rows, columns):
+def csv_lines(rows, columns, delimiter=","):
     """CSV text of ``rows`` (dicts), with only ``columns``, as lines."""
     text = io.StringIO()
-    writer = csv.DictWriter(text, columns, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(
+        text, columns, extrasaction="ignore", delimiter=delimiter, lineterminator="\n"
+    )
     writer.writeheader()
     writer.writerows(rows)
     return text.getvalue().splitlines(keepends=True)
@@ -516,15 +518,6 @@ def test_a_binary_csv_is_learned_in_one_pass_unless_a_row_contradicts_its_first_
     assert model.input_spec_["kinds"] == kinds
 
 
-def delimited_lines(rows, columns, delimiter):
-    """Text of ``rows`` (dicts) with fields separated by ``delimiter``, as lines."""
-    text = io.StringIO()
-    writer = csv.DictWriter(text, columns, delimiter=delimiter, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return text.getvalue().splitlines(keepends=True)
-
-
 @pytest.mark.parametrize(
     "name, options, delimiter",
     [("clicks.tsv.gz", [], "\t"), ("clicks.csv", ["--delimiter", ";"], ";")],
@@ -537,7 +530,7 @@ def test_fields_separated_by_tabs_or_another_delimiter_train_the_same_model(
     rows = click_rows(1500, seed=4)
     rows[7]["city"] = f"a{delimiter}b"
     columns = ["age", "color", "clicked", "score", "city"]
-    train = write(tmp_path / name, delimited_lines(rows, columns, delimiter))
+    train = write(tmp_path / name, csv_lines(rows, columns, delimiter))
     model_path = tmp_path / "model"
     common = ["--label-column", "clicked", "--hash-bits", 12, "--chunk-size", 400]
     result = run_here("train", train, *common, *options, "--model", model_path)
@@ -549,7 +542,7 @@ def test_fields_separated_by_tabs_or_another_delimiter_train_the_same_model(
     assert f"fields separated by {delimiter!r}" in run_here("inspect", model_path).stdout
 
     new_rows = click_rows(300, seed=5)
-    new = write(tmp_path / f"new_{name}", delimited_lines(new_rows, columns, delimiter))
+    new = write(tmp_path / f"new_{name}", csv_lines(new_rows, columns, delimiter))
     predicted = run_here("predict", "--model", model_path, new)
     assert predicted.returncode == 0, predicted.stderr
     expected = reference.predict_proba(hashed_reference(new_rows, 12))[:, 1]
