@@ -11,9 +11,9 @@ hits them alike. Printed: rows/s (median of ``--repeats``), the median of
 the repeats' after/before ratios, and the ratio to ``SGDClassifier``.
 
 The second revision's compiled factorization machine reads a few percent
-slower than the first's even when both are the same code, whichever runs
-first in a repeat: compare a ratio with that of a commit against itself,
-named twice (``bench_revisions.py HEAD $(git rev-parse --short HEAD)``).
+slower than the first's even when both are the same code: compare a ratio
+with that of a commit against itself, named twice
+(``bench_revisions.py HEAD $(git rev-parse --short HEAD)``).
 
     python benchmarks/bench_revisions.py BEFORE AFTER [--repeats 7]
         [--datasets a9a,w8a,synthetic] [--learners "numba b=1,FM numpy b=64"]
