@@ -125,6 +125,7 @@ TABLE_PARAMETERS = {
         **TABLE_PARAMETERS,
         "parser": [StrOptions({"auto", "pyarrow", "python"})],
         "delimiter": [str, None],
+        "column_names": ["array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -138,11 +139,13 @@ def iter_csv(
     chunk_size=10_000,
     parser="auto",
     delimiter=None,
+    column_names=None,
 ):
     """Stream a CSV file in chunks of rows, its columns hashed.
 
-    The file has a header line, then one row a line, its fields separated by
-    ``delimiter`` (a quoted field may hold it, quotes doubled, and newlines).
+    The file has a header line (unless ``column_names`` are given), then one
+    row a line, its fields separated by ``delimiter`` (a quoted field may
+    hold it, quotes doubled, and newlines).
     The feature columns are hashed by ``hasher``: a column whose values in the
     first chunk are all numbers or missing is numeric, unless the hasher names
     it ``categorical``; any other column holds categories. A value is missing
@@ -179,6 +182,11 @@ def iter_csv(
         The character between fields (``"\\t"`` for a tab); by default a tab
         in a file whose name ends in ``.tsv`` (compressed or not), else a
         comma.
+    column_names : list of str, default=None
+        The names of the columns of a file without a header line, whose
+        first line is then a row (as pandas' ``read_csv(names=...)``). A
+        file whose first line is these names has a header line: it is
+        refused.
 
     Yields
     ------
@@ -211,7 +219,11 @@ def iter_csv(
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
     if delimiter is None:
         delimiter = default_delimiter(source)
-    with contextlib.closing(open_csv_input(source, parser, delimiter)) as csv_input:
+    if column_names is not None:
+        column_names = list(column_names)
+        if not all(isinstance(name, str) for name in column_names):
+            raise ValueError(f"column_names must be strings; got {column_names!r}")
+    with contextlib.closing(open_csv_input(source, parser, delimiter, column_names)) as csv_input:
         header = csv_input.header
         for role, column in (("label", label_column), ("weight", weight_column)):
             if column is not None:

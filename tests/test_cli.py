@@ -557,6 +557,65 @@ def test_fields_separated_by_tabs_or_another_delimiter_train_the_same_model(
     assert "--delimiter ',' conflicts with --initial-model" in refused.stderr
 
 
+@pytest.mark.parametrize("passes", [["--passes", 1], ["--passes", 2, "--no-cache"]])
+def test_a_file_without_a_header_line_trains_the_same_model_by_its_column_names(tmp_path, passes):
+    # Each command reads a headerless file by the names it is given: train
+    # (its scan, its passes over the text, its --test file), test and predict
+    # (whose file has no label column).
+    rows = click_rows(1500, seed=4)
+    columns = ["age", "color", "clicked", "score", "city"]
+    names = ",".join(columns)
+    train = write(tmp_path / "clicks.tsv", csv_lines(rows, columns, "\t")[1:])
+    model_path = tmp_path / "model"
+    common = ["--label-column", "clicked", "--hash-bits", 12, "--chunk-size", 400, *passes]
+    result = run_here(
+        "train", train, *common, "--column-names", names, "--test", train, "--model", model_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "held-out log loss" in result.stdout
+    X = hashed_reference(rows, 12)
+    y = np.array([row["clicked"] for row in rows])
+    reference = chunked_partial_fit(FTRLClassifier(), X, y, 400, passes[1], classes=["no", "yes"])
+    assert_same_state(joblib.load(model_path), reference)
+
+    new_rows = click_rows(300, seed=5)
+    features = [name for name in columns if name != "clicked"]
+    new = write(tmp_path / "new.tsv", csv_lines(new_rows, features, "\t")[1:])
+    given = ["--column-names", ",".join(features)]
+    predicted = run_here("predict", "--model", model_path, new, *given)
+    assert predicted.returncode == 0, predicted.stderr
+    expected = reference.predict_proba(hashed_reference(new_rows, 12))[:, 1]
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], expected)
+    labelled = write(tmp_path / "labelled.tsv", csv_lines(new_rows, columns, "\t")[1:])
+    tested = run_here("test", "--model", model_path, labelled, "--column-names", names)
+    assert tested.returncode == 0, tested.stderr
+    assert "rows: 300" in tested.stdout
+    # Without the names, the first row would be a header: its values are no columns.
+    unnamed = run_here("predict", "--model", model_path, new)
+    assert unnamed.returncode == 1
+    assert "is the first line a row? A file without a header line needs" in unnamed.stderr
+    # A file with a header line given names: its header would be a row.
+    headed = write(tmp_path / "headed.tsv", csv_lines(new_rows, features, "\t"))
+    refused = run_here("predict", "--model", model_path, headed, *given)
+    assert refused.returncode == 1
+    assert "headed.tsv:1: this line is the column names given" in refused.stderr
+
+
+def test_column_names_are_for_csv_files_only(tmp_path):
+    a9a_train = write(tmp_path / "train.svm", shipped_lines("a9a.gz")[:200])
+    given = ["--column-names", "a,b"]
+    result = run_here("train", a9a_train, *given, "--model", tmp_path / "m")
+    assert result.returncode == 2
+    assert "which takes no --column-names" in result.stderr
+    assert run_here("train", a9a_train, "--model", tmp_path / "m").returncode == 0
+    result = run_here("predict", a9a_train, tmp_path / "m", *given)
+    assert result.returncode == 2
+    assert "--column-names is for CSV models" in result.stderr
+    result = run_here("train", a9a_train, "--column-names", "a,,b")
+    assert result.returncode == 2
+    assert "a column name is empty in 'a,,b'" in result.stderr
+
+
 @pytest.mark.parametrize("value", ["ab", '"', ""])
 def test_a_delimiter_of_other_than_one_character_is_refused(tmp_path, value):
     train = write_csv(tmp_path / "t.csv", click_rows(20, seed=0), ["color", "clicked"])

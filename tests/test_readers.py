@@ -33,6 +33,7 @@ from conftest import needs_readers_extra
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl._readers._csv import feature_columns, read_csv, scan_csv
+from skftrl._readers._sources import DataError
 from skftrl._readers._spec import CsvSpec
 from skftrl.preprocessing import ColumnHasher
 from skftrl.readers import iter_csv, iter_libsvm, iter_parquet, iter_vw
@@ -71,8 +72,8 @@ def force_parser(monkeypatch, parser):
     """The command line reading CSV with ``parser``."""
     original = skftrl._readers._csv.open_csv_input
 
-    def opener(path, _="auto", delimiter=","):
-        return original(path, parser, delimiter)
+    def opener(path, _="auto", delimiter=",", column_names=None):
+        return original(path, parser, delimiter, column_names)
 
     monkeypatch.setattr(skftrl._readers._csv, "open_csv_input", opener)
     monkeypatch.setattr(skftrl._cli._input, "open_csv_input", opener)
@@ -125,7 +126,7 @@ def odd_csv():
     return "".join(rows + body) + '1,1,last,"end",4,9'
 
 
-def read_chunks(path, parser, chunk_size, kinds=None, delimiter=","):
+def read_chunks(path, parser, chunk_size, kinds=None, delimiter=",", column_names=None):
     kinds = kinds or {
         "city": "categorical",
         "note, quoted": "categorical",
@@ -133,7 +134,7 @@ def read_chunks(path, parser, chunk_size, kinds=None, delimiter=","):
         "code": "categorical",
     }
     spec = CsvSpec("y", kinds, True, 12, weight_column="w", delimiter=delimiter)
-    return list(read_csv(path, spec, chunk_size, parser=parser))
+    return list(read_csv(path, spec, chunk_size, parser=parser, column_names=column_names))
 
 
 def assert_same_chunks(first, second):
@@ -196,6 +197,36 @@ def test_fields_separated_by_another_delimiter_read_as_the_same_rows(
     found = read_chunks(paths[delimiter], parser, 5, delimiter=delimiter)
     assert_same_chunks(found, expected)
     assert parser == "python" or sum(parsed) >= (1 if block_size is None else 20)
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("block_size", [None, 7])
+def test_a_file_without_a_header_line_reads_as_its_rows_with_the_column_names_given(
+    tmp_path, monkeypatch, parser, block_size
+):
+    # The odd file without its header line: the same rows, each a line earlier.
+    if block_size:
+        monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", block_size)
+    header_line, rows = odd_csv().split("\r\n", 1)
+    names = next(csv.reader([header_line]))
+    assert names == ["y", "w", "city", "note, quoted", "n", "code"]
+    with_header, without = tmp_path / "header.csv", tmp_path / "rows.csv"
+    with_header.write_bytes(odd_csv().encode())
+    without.write_bytes(rows.encode())
+    expected = read_chunks(with_header, "python", 5)
+    assert sum(chunk.n_rows for chunk in expected) == 67
+    found = read_chunks(without, parser, 5, column_names=names)
+    assert_same_chunks(found, [chunk._replace(lines=chunk.lines - 1) for chunk in expected])
+    assert found[0].lines[0] == 1
+    # A header line read as a row would be a row of the names: refused.
+    with pytest.raises(DataError, match=r"header.csv:1: this line is the column names given"):
+        read_chunks(with_header, parser, 5, column_names=names)
+    with pytest.raises(DataError, match=r"rows.csv:1: 6 fields, but 7 column names were given"):
+        read_chunks(without, parser, 5, column_names=names + ["extra"])
+    with pytest.raises(DataError, match=r"no label column 'y' among the column names given"):
+        read_chunks(without, parser, 5, column_names=["Y", *names[1:]])
+    with pytest.raises(DataError, match=r"repeated column names given: \['w'\]"):
+        read_chunks(without, parser, 5, column_names=["y", "w", "w", *names[3:]])
 
 
 @needs_readers_extra
@@ -336,6 +367,21 @@ def test_iter_csv_reads_a_tsv_file_with_tabs_and_a_named_delimiter(tmp_path):
         assert (X != X0).nnz == 0 and np.array_equal(y, y0)
     with pytest.raises(ValueError, match="the delimiter must be one character"):
         list(iter_csv(tmp_path / "c.csv", label_column="click", delimiter=";;"))
+
+
+def test_iter_csv_reads_a_file_without_a_header_line_by_the_column_names_given(tmp_path):
+    header_line, rows = click_csv(50).split("\n", 1)
+    expected = list(iter_csv(write(tmp_path / "c.csv", [click_csv(50)]), label_column="click"))
+    path = write(tmp_path / "rows.tsv", [rows.replace(",", "\t")])
+    names = header_line.split(",")
+    chunks = list(iter_csv(path, label_column="click", column_names=names))
+    assert len(chunks) == len(expected) == 1
+    (X, y, _), (X0, y0, _) = chunks[0], expected[0]
+    assert (X != X0).nnz == 0 and np.array_equal(y, y0)
+    with pytest.raises(ValueError, match="column_names must be strings"):
+        list(iter_csv(path, label_column="click", column_names=list(range(len(names)))))
+    with pytest.raises(ValueError, match="none given"):
+        list(iter_csv(path, column_names=[]))
 
 
 def test_iter_csv_reads_standard_input_and_file_objects(tmp_path, monkeypatch):

@@ -65,6 +65,15 @@ class TrainingInput(NamedTuple):
     guessed: bool = False
 
 
+def training_reading(args):
+    """The options of ``spec.chunks`` that a training run's flags ask for, for
+    its file and its --test file."""
+    reading = {"drop_extra": True} if args.drop_extra_features else {}
+    if args.column_names is not None:
+        reading["column_names"] = args.column_names
+    return reading
+
+
 def check_format_options(args, data_kind):
     """Options that belong to another format are mistakes, not silently ignored."""
     csv_only = {
@@ -73,6 +82,8 @@ def check_format_options(args, data_kind):
         "--ignore": args.ignore,
         "--keep": args.keep,
         "--categorical": args.categorical,
+        "--delimiter": args.delimiter,
+        "--column-names": args.column_names,
     }
     if data_kind == "csv":
         if args.label_column is None and args.initial_model is None:
@@ -327,11 +338,12 @@ def csv_input(args, classes, numeric_classes, resources, guess):
                 categorical,
                 progress,
                 delimiter=delimiter,
+                column_names=args.column_names,
             )
         header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
         classes, n_rows = scan.labels, scan.n_rows
     else:
-        source, rows = csv_rows or open_csv(args.data, args.chunk_size, resources, delimiter)
+        source, rows = csv_rows or open_csv(args, resources, delimiter)
         kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
@@ -357,7 +369,7 @@ def binary_first_chunk(args, resources, delimiter):
     first chunk's labels are those of :data:`BINARY_CLASSES` (none missing);
     else ``(None, None)``, the input closed."""
     with contextlib.ExitStack() as attempt:
-        source, rows = open_csv(args.data, args.chunk_size, attempt, delimiter)
+        source, rows = open_csv(args, attempt, delimiter)
         labels, rows = first_chunk_labels(source, rows, args.label_column)
         classes = None if labels is None else np.unique(labels)
         if classes is None or set(classes.tolist()) not in BINARY_CLASSES:
@@ -366,11 +378,12 @@ def binary_first_chunk(args, resources, delimiter):
         return (source, rows), classes
 
 
-def open_csv(path, chunk_size, resources, delimiter):
-    """``(source, rows)``: a CSV input opened (and closed by ``resources``), its
-    fields separated by ``delimiter``, and its rows in chunks."""
-    source = resources.enter_context(contextlib.closing(open_csv_input(path, delimiter=delimiter)))
-    return source, source.row_chunks(chunk_size)
+def open_csv(args, resources, delimiter):
+    """``(source, rows)``: the CSV input of a training run opened (and closed by
+    ``resources``), its fields separated by ``delimiter``, and its rows in chunks."""
+    source = open_csv_input(args.data, delimiter=delimiter, column_names=args.column_names)
+    resources.enter_context(contextlib.closing(source))
+    return source, source.row_chunks(args.chunk_size)
 
 
 @contextlib.contextmanager

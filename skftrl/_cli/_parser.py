@@ -46,6 +46,24 @@ def holdout_period(text):
     return value
 
 
+def column_names(text):
+    """Comma-separated names, none empty."""
+    names = text.split(",")
+    if "" in names:
+        raise argparse.ArgumentTypeError(f"a column name is empty in {text!r}")
+    return names
+
+
+def add_column_names_option(parser):
+    parser.add_argument(
+        "--column-names",
+        metavar="A,B,...",
+        type=column_names,
+        help="CSV: the names of the columns of a file without a header line, "
+        "comma-separated; its first line is then a row",
+    )
+
+
 def delimiter(text):
     """One character; ``\\t`` (as typed in a shell) or ``tab`` for a tab."""
     from .._readers._csv_text import check_delimiter  # numpy: not for --help
@@ -100,10 +118,11 @@ unless the training file has an index 0 (as load_svmlight_file's
 zero_based="auto"), or --zero-based. The model is as wide as the largest
 index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
 
-CSV: a header line, then one row a line, fields separated by commas (tabs
-in a .tsv file, or --delimiter); --label-column names the label. A
-column whose values are all numbers (or missing: empty, NA, NaN, N/A, null) is
-numeric: its value is the feature at the hashed index of the column's name.
+CSV: a header line (or --column-names), then one row a line, fields
+separated by commas (tabs in a .tsv file, or --delimiter); --label-column
+names the label. A column whose values are all numbers (or missing: empty,
+NA, NaN, N/A, null) is numeric: its value is the feature at the hashed
+index of the column's name.
 Any other column, and every column named by --categorical, is categorical:
 "column=value" is hashed to a feature of value 1. Hashing is
 skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
@@ -286,6 +305,7 @@ def add_reading_options(parser):
         help="LIBSVM: leave out feature indices beyond the model's width (default: an "
         "error naming the line)",
     )
+    add_column_names_option(parser)
     parser.add_argument(
         "-t",
         "--testonly",
@@ -423,6 +443,7 @@ def add_train_command(commands):
         help="CSV: the character between fields, '\\t' for a tab (default: a tab in a "
         ".tsv file, else ','); test and predict read files as the model's were",
     )
+    add_column_names_option(train)
     train.add_argument("--ignore", metavar="A,B,...", help="CSV: columns not to use as features")
     train.add_argument(
         "--keep", metavar="A,B,...", help="CSV: the only columns to use as features"

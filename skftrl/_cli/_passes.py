@@ -16,7 +16,7 @@ from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
 from ._estimators import engine_name, learn, memory_error, reported_loss
-from ._input import leak_check, open_csv
+from ._input import leak_check, open_csv, training_reading
 from ._progress import duration, format_score
 
 
@@ -25,7 +25,7 @@ def pass_chunks(args, training, report, resources):
     iterable a pass; a cache made for the passes is closed by ``resources``."""
     path, spec, chunk_size = args.data, training.spec, args.chunk_size
     drop_extra = args.drop_extra_features
-    reading = {"drop_extra": True} if drop_extra else {}
+    reading = training_reading(args)
 
     def in_model_columns(libsvm_chunks):  # LIBSVM chunks of indices as written
         return (fit_to_model(path, chunk, spec, drop_extra=drop_extra) for chunk in libsvm_chunks)
@@ -37,7 +37,7 @@ def pass_chunks(args, training, report, resources):
         return
     if spec.format == "csv":
         # Opened already when the column kinds came from its first chunk.
-        source, rows = training.csv_rows or open_csv(path, chunk_size, resources, spec.delimiter)
+        source, rows = training.csv_rows or open_csv(args, resources, spec.delimiter)
         first = csv_chunks(
             source,
             rows,

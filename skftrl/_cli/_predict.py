@@ -67,8 +67,8 @@ def held_out_scores(estimator, spec, path, reading=None):
 
 def reading_options(args, spec):
     """The options of ``spec.chunks`` that a command's flags ask for
-    (``--drop-extra-features``, ``--id-column``); a flag of the other format
-    is a UsageError."""
+    (``--drop-extra-features``, ``--id-column``, ``--column-names``); a flag
+    of another format is a UsageError."""
     options = {}
     if args.drop_extra_features:
         if spec.format != "libsvm":
@@ -81,6 +81,10 @@ def reading_options(args, spec):
         if spec.format != "csv":
             raise UsageError("--id-column is for CSV models: LIBSVM rows have no id column")
         options["tag_column"] = args.id_column
+    if args.column_names is not None:
+        if spec.format != "csv":
+            raise UsageError("--column-names is for CSV models, which read a header line")
+        options["column_names"] = args.column_names
     return options
 
 

@@ -18,7 +18,7 @@ from .. import __version__
 from .._readers._sources import DataError, data_format, is_regular_file
 from ._estimators import make_estimator, reported_loss
 from ._holdout import Holdout
-from ._input import check_format_options, resolve_input
+from ._input import check_format_options, resolve_input, training_reading
 from ._model_files import atomic_output, load_model, save_model
 from ._parser import UsageError
 from ._passes import learn_passes, pass_chunks
@@ -134,7 +134,7 @@ def save(args, estimator, training, rows, holdout, initial, report):
     if args.test is not None and is_empty(args.test):
         n_test = 0
     elif args.test is not None:
-        reading = {"drop_extra": True} if args.drop_extra_features else {}
+        reading = training_reading(args)
         scores, n_test = held_out_scores(estimator, training.spec, args.test, reading)
     with atomic_output(args.model) as model_file:
         save_model(estimator, args.model, model_file)

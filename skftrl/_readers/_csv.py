@@ -78,13 +78,14 @@ def kind_names(numeric):
     }
 
 
-def open_csv_input(path, parser="auto", delimiter=","):
-    """The CSV input at ``path``, its fields separated by ``delimiter``,
-    opened: parsed by pyarrow where it is installed (``parser="auto"``) or
-    asked for (``"pyarrow"``), else by the csv module (``"python"``). Both
-    give the same rows."""
+def open_csv_input(path, parser="auto", delimiter=",", column_names=None):
+    """The CSV input at ``path``, its fields separated by ``delimiter`` (its
+    ``column_names`` given when it has no header line), opened: parsed by
+    pyarrow where it is installed (``parser="auto"``) or asked for
+    (``"pyarrow"``), else by the csv module (``"python"``). Both give the
+    same rows."""
     if parser == "python":
-        return CsvInput(path, delimiter)
+        return CsvInput(path, delimiter, column_names)
     try:
         from ._csv_arrow import ArrowCsvInput
     except ImportError:
@@ -92,8 +93,8 @@ def open_csv_input(path, parser="auto", delimiter=","):
             raise ImportError(
                 "parser='pyarrow' needs pyarrow: pip install 'skftrl[readers]'"
             ) from None
-        return CsvInput(path, delimiter)
-    return ArrowCsvInput(path, delimiter)
+        return CsvInput(path, delimiter, column_names)
+    return ArrowCsvInput(path, delimiter, column_names)
 
 
 def scan_csv(
@@ -106,9 +107,11 @@ def scan_csv(
     progress=None,
     parser="auto",
     delimiter=",",
+    column_names=None,
 ):
     """A first streaming pass over a CSV training file (its fields
-    separated by ``delimiter``).
+    separated by ``delimiter``; its ``column_names`` given when it has no
+    header line).
 
     A column is numeric when every value that is not missing is a number
     (and it is not in ``categorical``), else categorical. For
@@ -117,7 +120,7 @@ def scan_csv(
     gives the feature columns of a header; ``progress(rows)`` is called
     after each chunk.
     """
-    with contextlib.closing(open_csv_input(path, parser, delimiter)) as source:
+    with contextlib.closing(open_csv_input(path, parser, delimiter, column_names)) as source:
         label_position = source.position(label_column, "label")
         columns = columns_of(source.header)
         positions = {name: source.header.index(name) for name in columns}
@@ -282,10 +285,11 @@ def read_csv(
     on_first_chunk=None,
     parser="auto",
     tag_column=None,
+    column_names=None,
 ):
     """Chunks of ``chunk_size`` rows of a CSV input, read as ``spec`` says (see
-    :func:`csv_chunks`)."""
-    with contextlib.closing(open_csv_input(path, parser, spec.delimiter)) as source:
+    :func:`csv_chunks`); ``column_names`` are those of a file without a header line."""
+    with contextlib.closing(open_csv_input(path, parser, spec.delimiter, column_names)) as source:
         rows = source.row_chunks(chunk_size)
         yield from csv_chunks(
             source, rows, spec, labels, names, on_first_chunk, tag_column=tag_column

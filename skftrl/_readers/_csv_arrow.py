@@ -190,7 +190,8 @@ class ArrowCsvInput(CsvInput):
 
     def pieces(self):
         """The rows after the header, a :class:`FactorizedRows` a block."""
-        yield self.first_rows
+        if self.first_rows is not None:
+            yield self.first_rows
         for first_line, block in self.blocks:
             yield self.parse(first_line, block)
 

@@ -68,22 +68,58 @@ def check_delimiter(delimiter):
 
 class CsvInput:
     """A CSV input opened once: its header, then its rows, with line numbers;
-    its fields separated by ``delimiter``."""
+    its fields separated by ``delimiter``. A file without a header line has
+    its ``column_names`` given instead: its first line is a row."""
 
-    def __init__(self, path, delimiter=","):
+    def __init__(self, path, delimiter=",", column_names=None):
         check_delimiter(delimiter)
         self.delimiter = delimiter
         self.source = ByteSource(path)
         self.path = self.source.path
         self.blocks = line_blocks(self.source, quoted=True)
+        # How errors name where the columns' names come from.
+        self.names_given = column_names is not None
         try:
-            self.header, self.first_rows = self._read_header()
+            if self.names_given:
+                self.header = list(column_names)
+                self.first_rows = self._first_rows_without_header()
+            else:
+                self.header, self.first_rows = self._read_header()
             repeated = sorted({name for name in self.header if self.header.count(name) > 1})
             if repeated:
-                raise DataError(path, 1, f"repeated column names in the header: {repeated}")
+                where = "given" if self.names_given else "in the header"
+                line = None if self.names_given else 1
+                raise DataError(
+                    self.path,
+                    line,
+                    f"repeated column names {where}: {repeated}{self._row_hint()}",
+                )
         except BaseException:
             self.close()
             raise
+
+    def _first_rows_without_header(self):
+        """The rows of the first block of a file whose column names were
+        given; DataError if its first row is those names (a header line,
+        which would be read as a row)."""
+        names = self.header
+        if not names:
+            raise ValueError("the column names of a file without a header line: none given")
+        for first_line, block in self.blocks:
+            text = decode(self.path, first_line, block)
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            first_row, start = self._next_row(reader, first_line)
+            if first_row is None:  # blank lines only
+                continue
+            if first_row == names:
+                raise DataError(
+                    self.path,
+                    start,
+                    "this line is the column names given: a header line (give the "
+                    "column names only for a file without one)",
+                )
+            return self.parse(first_line, block)
+        return None
 
     def _read_header(self):
         """The header, and the rows of the rest of its block."""
@@ -121,7 +157,12 @@ class CsvInput:
                     text_lines = io.StringIO(text, newline="").readlines()
                 self._check_quotes(text_lines, first_line, line, reader.line_num)
             if len(row) != width:
-                raise DataError(self.path, line, f"{len(row)} fields, but the header has {width}")
+                expected = (
+                    f"{width} column names were given"
+                    if self.names_given
+                    else f"the header has {width}"
+                )
+                raise DataError(self.path, line, f"{len(row)} fields, but {expected}")
             rows.append(row)
             lines.append(line)
         columns = np.empty((len(rows), width), dtype=object)
@@ -155,18 +196,23 @@ class CsvInput:
 
     def pieces(self):
         """The rows after the header, a :class:`CsvRows` a block."""
-        width = len(self.header)
-        yield self.first_rows
+        if self.first_rows is not None:
+            yield self.first_rows
         for first_line, block in self.blocks:
-            text = decode(self.path, first_line, block)
-            rows = None
-            if '"' not in text and text.count("\r") == text.count("\r\n"):
-                text_lf = text.replace("\r\n", "\n")
-                rows = split_plain_csv(text_lf, width, first_line, self.delimiter)
-            if rows is None:  # quotes, or a line to report: the csv module
-                reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
-                rows = self._rows(reader, first_line, width, text)
-            yield rows
+            yield self.parse(first_line, block)
+
+    def parse(self, first_line, block):
+        """The :class:`CsvRows` of a block of whole lines."""
+        width = len(self.header)
+        text = decode(self.path, first_line, block)
+        rows = None
+        if '"' not in text and text.count("\r") == text.count("\r\n"):
+            text_lf = text.replace("\r\n", "\n")
+            rows = split_plain_csv(text_lf, width, first_line, self.delimiter)
+        if rows is None:  # quotes, or a line to report: the csv module
+            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            rows = self._rows(reader, first_line, width, text)
+        return rows
 
     def row_chunks(self, chunk_size):
         """The rows after the header in :class:`CsvRows` of exactly ``chunk_size``
@@ -184,16 +230,40 @@ class CsvInput:
     def position(self, column, role):
         """Where ``column`` is in the header; DataError if it is not there."""
         if column not in self.header:
+            if self.names_given:
+                raise DataError(
+                    self.path,
+                    None,
+                    f"no {role} column {column!r} among the column names given "
+                    f"({', '.join(self.header)})",
+                )
             raise DataError(
                 self.path,
                 1,
                 f"no {role} column {column!r} in the header (the columns are: "
-                f"{', '.join(self.header)})",
+                f"{', '.join(self.header)}){self._row_hint()}",
             )
         return self.header.index(column)
 
+    def _row_hint(self):
+        """A hint for errors about a header line that looks like a row: one
+        with an empty name or a number (which a header rarely holds)."""
+        if self.names_given or not any(name == "" or is_number(name) for name in self.header):
+            return ""
+        return (
+            "; is the first line a row? A file without a header line needs its column names given"
+        )
+
     def close(self):
         self.source.close()
+
+
+def is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def split_plain_csv(text, width, first_line, delimiter=","):

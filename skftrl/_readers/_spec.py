@@ -70,10 +70,13 @@ class CsvSpec:
             text += f", fields separated by {self.delimiter!r}"
         return text
 
-    def chunks(self, path, chunk_size, labels=True, tag_column=None):
+    def chunks(self, path, chunk_size, labels=True, tag_column=None, column_names=None):
         """The chunks of a CSV input, hashed as this spec says; with
-        ``tag_column``, that column's values are the chunks' ``tags``."""
-        return read_csv(path, self, chunk_size, labels, tag_column=tag_column)
+        ``tag_column``, that column's values are the chunks' ``tags``;
+        ``column_names`` are those of a file without a header line."""
+        return read_csv(
+            path, self, chunk_size, labels, tag_column=tag_column, column_names=column_names
+        )
 
 
 @dataclass(frozen=True)
