@@ -41,6 +41,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 import skftrl._cli
 import skftrl._cli._inspect
 import skftrl._cli._train
+from conftest import needs_readers_extra
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl.datasets import load_a9a
@@ -599,6 +600,82 @@ def test_a_file_without_a_header_line_trains_the_same_model_by_its_column_names(
     refused = run_here("predict", "--model", model_path, headed, *given)
     assert refused.returncode == 1
     assert "headed.tsv:1: this line is the column names given" in refused.stderr
+
+
+def click_table(rows):
+    """The click rows as a Parquet table of typed columns (nulls where
+    missing) and a row id: the same features as their CSV text."""
+    import pyarrow as pa
+
+    def missing(value):
+        return value.strip().lower() in MISSING
+
+    return pa.table(
+        {
+            "id": pa.array([f"r{i}" for i in range(len(rows))]),
+            "age": pa.array([None if missing(r["age"]) else int(r["age"]) for r in rows]),
+            "color": pa.array([r["color"] for r in rows]),
+            "clicked": pa.array([r["clicked"] for r in rows]),
+            "score": pa.array([float(r["score"]) for r in rows]),
+            "city": pa.array([None if missing(r["city"]) else r["city"] for r in rows]),
+        }
+    )
+
+
+@needs_readers_extra
+def test_parquet_trains_the_model_of_its_hashed_rows_and_predicts_with_ids(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    rows = click_rows(1500, seed=4)
+    train = tmp_path / "clicks.parquet"
+    pq.write_table(click_table(rows), train, row_group_size=700)  # chunks across groups
+    model_path = tmp_path / "model"
+    # The ages, integers, read as categories as --categorical says.
+    options = ["--label-column", "clicked", "--ignore", "id", "--categorical", "age"]
+    options += ["--hash-bits", 12]
+    kinds = {**CSV_KINDS, "age": "categorical"}
+    result = run_here("train", train, *options, "--chunk-size", 400, "--model", model_path)
+    assert result.returncode == 0, result.stderr
+    assert "1,500 rows; Parquet, label column 'clicked', 4 feature columns" in result.stdout
+    X = hashed_reference(rows, 12, kinds)
+    y = np.array([row["clicked"] for row in rows])
+    reference = chunked_partial_fit(FTRLClassifier(), X, y, 400, classes=["no", "yes"])
+    assert_same_state(joblib.load(model_path), reference)
+    assert "input:            Parquet" in run_here("inspect", model_path).stdout
+
+    new_rows = click_rows(300, seed=5)
+    new = tmp_path / "new.pq"
+    pq.write_table(click_table(new_rows).drop_columns(["clicked"]), new)
+    expected = reference.predict_proba(hashed_reference(new_rows, 12, kinds))[:, 1]
+    predicted = run_here("predict", new, model_path, "--id-column", "id")
+    assert predicted.returncode == 0, predicted.stderr
+    lines = [line.split() for line in predicted.stdout.splitlines()]
+    assert np.array_equal([float(line[0]) for line in lines], expected)
+    assert [line[1] for line in lines] == [f"r{i}" for i in range(300)]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(new.read_bytes())))
+    from_stdin = run_here("predict", "-", model_path)
+    assert np.array_equal(read_numbers(from_stdin.stdout)[:, 0], expected)
+    labelled = tmp_path / "labelled.parquet"
+    pq.write_table(click_table(new_rows), labelled)
+    tested = run_here("test", labelled, model_path)
+    assert tested.returncode == 0, tested.stderr
+    assert "rows: 300" in tested.stdout
+    more = run_here("train", labelled, "-i", model_path, "--model", tmp_path / "more")
+    assert more.returncode == 0, more.stderr
+    y_new = np.array([row["clicked"] for row in new_rows])
+    continued = reference.partial_fit(hashed_reference(new_rows, 12, kinds), y_new)
+    assert_same_state(joblib.load(tmp_path / "more"), continued)
+    # Refused: a stream (read from its end), labels of the other type, a CSV option.
+    options += ["--model", tmp_path / "refused"]
+    stdin = run_here("train", "-", "--format", "parquet", *options, "--classes", "no,yes")
+    assert stdin.returncode == 2 and "train reads one by its path" in stdin.stderr
+    numbers = run_here("train", train, *options, "--classes", "0,1")
+    assert numbers.returncode == 2
+    assert "--classes 0,1: the label column 'clicked' holds strings" in numbers.stderr
+    delimiter = run_here("train", train, *options, "--delimiter", ";")
+    assert delimiter.returncode == 2
+    assert "is read as Parquet, which takes no --delimiter" in delimiter.stderr
+    assert not (tmp_path / "refused").exists()
 
 
 def test_column_names_are_for_csv_files_only(tmp_path):

@@ -35,7 +35,7 @@ from .._readers._csv import (
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, default_delimiter, is_regular_file
-from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, VwSpec
+from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, ParquetSpec, VwSpec
 from ._estimators import check_memory, format_label
 from ._parser import UsageError
 from ._progress import Progress, duration
@@ -46,6 +46,9 @@ LEAK_R2 = 0.99
 
 # CSV features are hashed into 2**DEFAULT_HASH_BITS columns unless --hash-bits.
 DEFAULT_HASH_BITS = 20
+
+# How messages name the formats.
+FORMAT_NAMES = {"libsvm": "LIBSVM", "csv": "CSV", "vw": "VW text", "parquet": "Parquet"}
 
 
 class TrainingInput(NamedTuple):
@@ -85,26 +88,27 @@ def check_format_options(args, data_kind):
         "--delimiter": args.delimiter,
         "--column-names": args.column_names,
     }
-    if data_kind == "csv":
+    name = FORMAT_NAMES[data_kind]
+    if data_kind in ("csv", "parquet"):
         if args.label_column is None and args.initial_model is None:
-            raise UsageError(f"{args.data} is read as CSV, which needs --label-column NAME")
-    else:
-        given = [option for option, value in csv_only.items() if value is not None]
-        if given:
-            name = "VW text" if data_kind == "vw" else "LIBSVM"
-            raise UsageError(
-                f"{args.data} is read as {name}, which takes no {', '.join(given)} "
-                "(use --format csv for CSV data)"
-            )
+            raise UsageError(f"{args.data} is read as {name}, which needs --label-column NAME")
+        if data_kind == "parquet":
+            csv_only = {option: csv_only[option] for option in ("--delimiter", "--column-names")}
+        else:
+            csv_only = {}
+    given = [option for option, value in csv_only.items() if value is not None]
+    if given:
+        raise UsageError(
+            f"{args.data} is read as {name}, which takes no {', '.join(given)} "
+            "(use --format csv for CSV data)"
+        )
     if args.interactions and data_kind != "vw":
         raise UsageError(
             "-q, --cubic and --interactions cross the namespaces of VW text; "
-            f"{args.data} is read as {'CSV' if data_kind == 'csv' else 'LIBSVM'} "
-            "(--factors K learns every pair's interaction)"
+            f"{args.data} is read as {name} (--factors K learns every pair's interaction)"
         )
     if data_kind != "libsvm":
         if args.n_features is not None or args.zero_based or args.drop_extra_features:
-            name = "VW text" if data_kind == "vw" else "CSV data"
             raise UsageError(
                 "--n-features, --zero-based and --drop-extra-features are for LIBSVM data; "
                 f"{name} is hashed (--hash-bits)"
@@ -145,6 +149,8 @@ def resolve_input(
         found = libsvm_input(args, classes, numeric_classes, estimator, resources)
     elif data_kind == "vw":
         found = vw_input(args, classes, numeric_classes, estimator, resources)
+    elif data_kind == "parquet":
+        found = parquet_input(args, classes, numeric_classes, estimator)
     else:
         found = csv_input(args, classes, numeric_classes, resources, guess)
     if found.classes is not None and len(found.classes) < 2:
@@ -299,6 +305,42 @@ def vw_input(args, classes, numeric_classes, estimator, resources):
     return TrainingInput(spec, labels, n_rows, None, scan_cache=cache)
 
 
+def parquet_input(args, classes, numeric_classes, estimator):
+    """A Parquet file: its feature columns from its schema and the column
+    options; the classes from its label column, read alone, unless --classes."""
+    try:
+        from .._readers._parquet import check_columns, holds_numbers, labels_of, open_parquet
+    except ImportError:
+        raise UsageError(
+            f"{args.data} is read as Parquet, which needs pyarrow: pip install 'skftrl[readers]'"
+        ) from None
+    if not is_regular_file(args.data):
+        raise UsageError(
+            f"{args.data}: a Parquet file describes itself at its end; train reads one by "
+            "its path, not from a stream (test and predict read streams)"
+        )
+    columns_of, categorical = csv_columns_of(args, header_line=False)
+    with contextlib.closing(open_parquet(args.data)) as parquet:
+        schema = parquet.schema_arrow
+        check_columns(parquet, args.data, [args.label_column])
+        features = columns_of(schema.names)
+        numeric_labels = holds_numbers(schema.field(args.label_column).type)
+        n_rows = None
+        if args.task == "classify" and classes is None:
+            labels = labels_of(parquet, args.data, args.label_column)
+            n_rows = len(labels)
+            classes = np.unique(labels)
+    if classes is not None and numeric_classes is not None and numeric_classes != numeric_labels:
+        raise UsageError(
+            f"--classes {args.classes}: the label column {args.label_column!r} holds "
+            + ("numbers" if numeric_labels else "strings")
+        )
+    hash_bits = DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits
+    spec = ParquetSpec(args.label_column, features, categorical, hash_bits, args.weight_column)
+    check_memory(estimator, spec.n_features, classes)
+    return TrainingInput(spec, classes, n_rows, None)
+
+
 def scan_labels(path, chunks, progress, cache):
     """``(n_rows, labels)``: a first pass over the ``chunks`` of ``path``
     counting the rows and collecting the distinct labels (sorted); each chunk
@@ -413,10 +455,10 @@ def column_list(text):
     return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
-def csv_columns_of(args):
+def csv_columns_of(args, header_line=True):
     """``(columns_of, categorical)``: a function giving the feature columns of
-    a CSV header, checking the column options against it, and the columns
-    named by --categorical."""
+    a CSV header (of a Parquet schema without ``header_line``), checking the
+    column options against it, and the columns named by --categorical."""
     ignore, keep = column_list(args.ignore) or [], column_list(args.keep)
     categorical = column_list(args.categorical) or []
 
@@ -429,8 +471,9 @@ def csv_columns_of(args):
             if absent:
                 raise DataError(
                     args.data,
-                    1,
-                    f"{option}: no column {', '.join(map(repr, absent))} in the header "
+                    1 if header_line else None,
+                    f"{option}: no column {', '.join(map(repr, absent))}"
+                    f"{' in the header' if header_line else ''} "
                     f"(the columns are: {', '.join(header)})",
                 )
         if args.weight_column is not None and args.weight_column == args.label_column:

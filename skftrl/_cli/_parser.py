@@ -420,10 +420,10 @@ def add_train_command(commands):
     )
     train.add_argument(
         "--format",
-        choices=["auto", "libsvm", "csv", "vw"],
+        choices=["auto", "libsvm", "csv", "vw", "parquet"],
         default="auto",
-        help="auto (default): .csv is CSV, .vw is VW text (also compressed: .csv.gz, "
-        ".vw.zst), anything else LIBSVM",
+        help="auto (default): .csv and .tsv are CSV, .vw is VW text (also compressed: "
+        ".csv.gz, .vw.zst), .parquet and .pq Parquet, anything else LIBSVM",
     )
     train.add_argument(
         "--classes",

@@ -78,8 +78,11 @@ def reading_options(args, spec):
             )
         options["drop_extra"] = True
     if getattr(args, "id_column", None) is not None:
-        if spec.format != "csv":
-            raise UsageError("--id-column is for CSV models: LIBSVM rows have no id column")
+        if spec.format not in ("csv", "parquet"):
+            raise UsageError(
+                "--id-column is for CSV and Parquet models: LIBSVM rows have no id column, "
+                "and VW rows end with their tags"
+            )
         options["tag_column"] = args.id_column
     if args.column_names is not None:
         if spec.format != "csv":

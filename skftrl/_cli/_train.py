@@ -31,11 +31,6 @@ def run(args, out):
     report = Report(out, quiet=args.quiet)
     check_paths(args)
     data_kind = data_format(args.data, args.format)
-    if data_kind == "parquet":
-        raise UsageError(
-            f"{args.data}: the command line reads LIBSVM, CSV and VW text; read Parquet "
-            "files in Python (skftrl.readers.iter_parquet)"
-        )
     initial = initial_spec = None
     if args.initial_model is not None:
         initial, initial_spec = load_model(args.initial_model, args.zero_based)

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._chunks import Chunk, rechunk
@@ -44,14 +45,18 @@ def row_name(first_row, group):
     return lambda i: f"row {first_row + int(i):,} (row group {group})"
 
 
+def holds_numbers(kind):
+    """Whether a column of the Arrow type ``kind`` holds numbers (else strings)."""
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
+
+
 def column_values(path, where, array, what):
     """The values of a label or weight column: floats for a numeric column,
     else strings; DataError at the first missing one."""
     if array.null_count:
         first = np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0]
         raise DataError(path, None, f"{where(first)}: missing {what}")
-    kind = array.type
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+    if holds_numbers(array.type):
         values = array.cast(pa.float64()).to_numpy(zero_copy_only=False)
         bad = np.flatnonzero(~np.isfinite(values))
         if bad.size:
@@ -62,7 +67,32 @@ def column_values(path, where, array, what):
     return np.array(array.cast(pa.string()).to_pylist(), dtype=str)
 
 
-def batch_chunk(path, where, table, hasher, features, label_column, weight_column, lines):
+def labels_of(parquet, name, label_column):
+    """The labels of an open Parquet file, its label column read alone (see
+    :func:`column_values`)."""
+    check_columns(parquet, name, [label_column])
+    parts = []
+    first_row = 1
+    for group in range(parquet.num_row_groups):
+        try:
+            table = parquet.read_row_group(group, columns=[label_column])
+        except (pa.ArrowException, OSError) as error:
+            raise DataError(name, None, f"row group {group}: {error}") from None
+        array = table.column(label_column).combine_chunks()
+        parts.append(column_values(name, row_name(first_row, group), array, "label"))
+        first_row += table.num_rows
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def tag_values(array):
+    """A column's values as strings (an empty one where missing), as
+    ``predict`` writes an id."""
+    return np.array(pc.fill_null(array.cast(pa.string()), "").to_pylist(), dtype=str)
+
+
+def batch_chunk(
+    path, where, table, hasher, features, label_column, weight_column, lines, tag_column=None
+):
     """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table)."""
     try:
         X = hasher.transform(table.select(features))
@@ -80,21 +110,30 @@ def batch_chunk(path, where, table, hasher, features, label_column, weight_colum
         if negative.size:
             value = weights[negative[0]]
             raise DataError(path, None, f"{where(negative[0])}: the weight {value} is negative")
-    return Chunk(X, y, lines, weights)
+    tags = None if tag_column is None else tag_values(table.column(tag_column).combine_chunks())
+    return Chunk(X, y, lines, weights, tags)
 
 
-def parquet_pieces(parquet, name, hasher, features, label_column, weight_column, batch_size):
-    """Chunks of the row groups of an open Parquet file named ``name`` (each
-    at most ``batch_size`` rows)."""
+def check_columns(parquet, name, columns):
+    """DataError unless the open Parquet file has each of ``columns``."""
     names = parquet.schema_arrow.names
-    used = [*features, *(column for column in (label_column, weight_column) if column)]
-    absent = [column for column in used if column not in names]
+    absent = [column for column in columns if column not in names]
     if absent:
         raise DataError(
             name,
             None,
             f"no column {', '.join(map(repr, absent))} (the columns are: {', '.join(names)})",
         )
+
+
+def parquet_pieces(
+    parquet, name, hasher, features, label_column, weight_column, batch_size, tag_column=None
+):
+    """Chunks of the row groups of an open Parquet file named ``name`` (each
+    at most ``batch_size`` rows); with ``tag_column``, its values are their tags."""
+    extra = (label_column, weight_column, tag_column)
+    used = list(dict.fromkeys([*features, *(column for column in extra if column)]))
+    check_columns(parquet, name, used)
     first_row = 1
     for group in range(parquet.num_row_groups):
         batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
@@ -109,15 +148,25 @@ def parquet_pieces(parquet, name, hasher, features, label_column, weight_column,
             table = pa.Table.from_batches([batch])
             where = row_name(first_row, group)
             yield batch_chunk(
-                name, where, table, hasher, features, label_column, weight_column, lines
+                name,
+                where,
+                table,
+                hasher,
+                features,
+                label_column,
+                weight_column,
+                lines,
+                tag_column,
             )
             first_row += batch.num_rows
 
 
-def read_parquet(parquet, name, hasher, features, label_column, weight_column, chunk_size):
+def read_parquet(
+    parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column=None
+):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`)."""
     pieces = parquet_pieces(
-        parquet, name, hasher, features, label_column, weight_column, chunk_size
+        parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column
     )
     return rechunk(pieces, chunk_size)

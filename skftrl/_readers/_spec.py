@@ -6,12 +6,14 @@ dict (``dataclasses.asdict``, so that a model file holds no type of its own)
 and reads it back with :func:`spec_from_dict`.
 """
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from ._csv import read_csv
 from ._libsvm import read_libsvm
+from ._sources import source_name
 from ._vw import read_vw
 
 
@@ -109,8 +111,60 @@ class VwSpec:
         return read_vw(path, chunk_size, self.hash_bits, self.interactions, labels_required=labels)
 
 
-InputSpec = Union[LibsvmSpec, CsvSpec, VwSpec]
-SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec, "vw": VwSpec}
+@dataclass(frozen=True)
+class ParquetSpec:
+    """Parquet rows as a model's columns: the label column, the ``features``
+    columns hashed into ``2**hash_bits`` features as their types say
+    (numbers, or categories; those of ``categorical`` categories whatever
+    their type), and the sample weights' column if any."""
+
+    format: str = field(default="parquet", init=False)
+    label_column: str
+    features: list
+    categorical: list
+    hash_bits: int
+    weight_column: Optional[str] = None
+
+    @property
+    def n_features(self):
+        return 2**self.hash_bits
+
+    def describe(self):
+        text = (
+            f"Parquet, label column {self.label_column!r}, {len(self.features)} feature "
+            f"columns hashed into 2**{self.hash_bits} features"
+        )
+        if self.categorical:
+            text += f" ({len(self.categorical)} read as categories whatever their type)"
+        if self.weight_column:
+            text += f", weights from {self.weight_column!r}"
+        return text
+
+    def chunks(self, path, chunk_size, labels=True, tag_column=None):
+        """The chunks of a Parquet file, hashed as this spec says; with
+        ``tag_column``, that column's values are the chunks' ``tags``."""
+        from ..preprocessing import ColumnHasher
+        from ._parquet import open_parquet, read_parquet  # pyarrow: only for Parquet
+
+        hasher = ColumnHasher(hash_bits=self.hash_bits, categorical=self.categorical or None)
+        label_column, weight_column = self.label_column, self.weight_column
+        if not labels:
+            label_column = weight_column = None
+        with contextlib.closing(open_parquet(path)) as parquet:
+            yield from read_parquet(
+                parquet,
+                source_name(path),
+                hasher.fit(),
+                self.features,
+                label_column,
+                weight_column,
+                chunk_size,
+                tag_column,
+            )
+
+
+InputSpec = Union[LibsvmSpec, CsvSpec, VwSpec, ParquetSpec]
+SPECS = {"libsvm": LibsvmSpec, "csv": CsvSpec, "vw": VwSpec, "parquet": ParquetSpec}
 
 
 def spec_from_dict(saved):
