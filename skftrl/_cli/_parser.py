@@ -130,6 +130,12 @@ into 2**--hash-bits features; pyarrow, where installed, parses the text.
 Without a first pass (regression, or --classes), the kinds are those of the
 first chunk's values.
 
+Parquet (needs pyarrow): the columns' types say which hold numbers (numeric
+and boolean columns) and which categories (any other, and those named by
+--categorical); nulls are missing values. Only the columns used are read,
+and the classes come from the label column alone. train reads a Parquet
+file by its path; test and predict read standard input too.
+
 VW text (Vowpal Wabbit's format): "label [importance] ['tag]|namespace
 feature[:value] ...", importance weights as sample weights; a feature f of
 the namespace ns is hashed as "ns=f" into 2**--hash-bits features. -q ui
@@ -430,11 +436,13 @@ def add_train_command(commands):
         metavar="A,B,...",
         help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
     )
-    train.add_argument("--label-column", metavar="NAME", help="CSV: the label column (required)")
+    train.add_argument(
+        "--label-column", metavar="NAME", help="CSV, Parquet: the label column (required)"
+    )
     train.add_argument(
         "--weight-column",
         metavar="NAME",
-        help="CSV: sample weights (numbers >= 0), as partial_fit's sample_weight",
+        help="CSV, Parquet: sample weights (numbers >= 0), as partial_fit's sample_weight",
     )
     train.add_argument(
         "--delimiter",
@@ -444,14 +452,16 @@ def add_train_command(commands):
         ".tsv file, else ','); test and predict read files as the model's were",
     )
     add_column_names_option(train)
-    train.add_argument("--ignore", metavar="A,B,...", help="CSV: columns not to use as features")
     train.add_argument(
-        "--keep", metavar="A,B,...", help="CSV: the only columns to use as features"
+        "--ignore", metavar="A,B,...", help="CSV, Parquet: columns not to use as features"
+    )
+    train.add_argument(
+        "--keep", metavar="A,B,...", help="CSV, Parquet: the only columns to use as features"
     )
     train.add_argument(
         "--categorical",
         metavar="A,B,...",
-        help="CSV: columns whose values are categories even if they are numbers (codes)",
+        help="CSV, Parquet: columns whose values are categories even if they are numbers (codes)",
     )
     train.add_argument(
         "--hash-bits",
@@ -459,7 +469,7 @@ def add_train_command(commands):
         "--bit_precision",
         metavar="B",
         type=hash_bits,
-        help="CSV and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
+        help="CSV, Parquet and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
         "LIBSVM: take indices modulo 2**B (-b as VW)",
     )
     train.add_argument(
@@ -634,7 +644,7 @@ def add_predict_command(commands):
     predict.add_argument(
         "--id-column",
         metavar="NAME",
-        help="CSV: write this column's value at the end of each line (an id or tag); "
+        help="CSV, Parquet: write this column's value at the end of each line (an id or tag); "
         "the column may be one the model was not trained on",
     )
     add_reading_options(predict)
