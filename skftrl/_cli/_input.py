@@ -309,7 +309,7 @@ def parquet_input(args, classes, numeric_classes, estimator):
     """A Parquet file: its feature columns from its schema and the column
     options; the classes from its label column, read alone, unless --classes."""
     try:
-        from .._readers._parquet import check_columns, holds_numbers, labels_of, open_parquet
+        from .._readers._parquet import check_columns, holds_numbers, open_parquet, scan_labels
     except ImportError:
         raise UsageError(
             f"{args.data} is read as Parquet, which needs pyarrow: pip install 'skftrl[readers]'"
@@ -327,9 +327,7 @@ def parquet_input(args, classes, numeric_classes, estimator):
         numeric_labels = holds_numbers(schema.field(args.label_column).type)
         n_rows = None
         if args.task == "classify" and classes is None:
-            labels = labels_of(parquet, args.data, args.label_column)
-            n_rows = len(labels)
-            classes = np.unique(labels)
+            n_rows, classes = scan_labels(parquet, args.data, args.label_column)
     if classes is not None and numeric_classes is not None and numeric_classes != numeric_labels:
         raise UsageError(
             f"--classes {args.classes}: the label column {args.label_column!r} holds "

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._chunks import Chunk, rechunk
+from ._chunks import Chunk, collect_classes, rechunk
 from ._sources import DataError, source_name
 
 
@@ -67,11 +67,12 @@ def column_values(path, where, array, what):
     return np.array(array.cast(pa.string()).to_pylist(), dtype=str)
 
 
-def labels_of(parquet, name, label_column):
-    """The labels of an open Parquet file, its label column read alone (see
-    :func:`column_values`)."""
+def scan_labels(parquet, name, label_column):
+    """``(n_rows, classes)`` of an open Parquet file: its rows and its
+    distinct labels (sorted, see :func:`column_values`), from its label
+    column read alone, a row group at a time."""
     check_columns(parquet, name, [label_column])
-    parts = []
+    labels = set()
     first_row = 1
     for group in range(parquet.num_row_groups):
         try:
@@ -79,9 +80,10 @@ def labels_of(parquet, name, label_column):
         except (pa.ArrowException, OSError) as error:
             raise DataError(name, None, f"row group {group}: {error}") from None
         array = table.column(label_column).combine_chunks()
-        parts.append(column_values(name, row_name(first_row, group), array, "label"))
+        values = column_values(name, row_name(first_row, group), array, "label")
         first_row += table.num_rows
-    return np.concatenate(parts) if parts else np.zeros(0)
+        collect_classes(name, first_row - 1, np.unique(values).tolist(), labels)
+    return first_row - 1, np.array(sorted(labels))
 
 
 def tag_values(array):
