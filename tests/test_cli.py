@@ -642,6 +642,19 @@ def test_parquet_trains_the_model_of_its_hashed_rows_and_predicts_with_ids(tmp_p
     reference = chunked_partial_fit(FTRLClassifier(), X, y, 400, classes=["no", "yes"])
     assert_same_state(joblib.load(model_path), reference)
     assert "input:            Parquet" in run_here("inspect", model_path).stdout
+    # The names of the hashed features, hashed independently, by column.
+    names = {"score"} | {f"color={row['color']}" for row in rows}
+    names |= {f"{field}={row[field]}" for row in rows for field in ("age", "city")}
+    names -= {"age=", "city=", "city=NA"}
+    hasher = FeatureHasher(2**12, input_type="pair", alternate_sign=False)
+    by_column = {}
+    for name in names:
+        column = int(hasher.transform([[(name, 1.0)]]).indices[0])
+        by_column.setdefault(column, []).append(name)
+    recorded = joblib.load(model_path).hashed_feature_names_
+    assert {column: sorted(found) for column, found in recorded.items()} == {
+        column: sorted(found) for column, found in by_column.items()
+    }
 
     new_rows = click_rows(300, seed=5)
     new = tmp_path / "new.pq"

@@ -135,7 +135,7 @@ def resolve_input(
             )
         check_options_agree(args, initial, initial_spec)
         names = None
-        if initial_spec.format == "csv":
+        if initial_spec.format in ("csv", "parquet"):
             existing = getattr(initial, "hashed_feature_names_", None)
             names = FeatureNames(dict(existing) if existing else None)
         return TrainingInput(initial_spec, getattr(initial, "classes_", None), None, names)
@@ -336,7 +336,7 @@ def parquet_input(args, classes, numeric_classes, estimator):
     hash_bits = DEFAULT_HASH_BITS if args.hash_bits is None else args.hash_bits
     spec = ParquetSpec(args.label_column, features, categorical, hash_bits, args.weight_column)
     check_memory(estimator, spec.n_features, classes)
-    return TrainingInput(spec, classes, n_rows, None)
+    return TrainingInput(spec, classes, n_rows, FeatureNames())
 
 
 def scan_labels(path, chunks, progress, cache):

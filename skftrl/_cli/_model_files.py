@@ -3,7 +3,7 @@
 A model file is the fitted estimator (joblib, or skops for a ``.skops``
 path), with three attributes for the command line: ``input_spec_`` (how it
 reads files: a dict, see :mod:`skftrl._readers._spec`),
-``hashed_feature_names_`` (the names of hashed CSV features) and
+``hashed_feature_names_`` (the names of hashed CSV and Parquet features) and
 ``training_log_`` (one entry a training run). The dictionary that skftrl
 0.1.0 saved is still read. A file is written only if everything succeeds
 (:func:`atomic_output`).

@@ -45,6 +45,8 @@ def pass_chunks(args, training, report, resources):
             names=training.names,
             on_first_chunk=leak_check(spec.label_column, report),
         )
+    elif spec.format == "parquet":
+        first = spec.chunks(path, chunk_size, names=training.names)
     elif args.early is not None and not args.early.taken:  # parsed from the start
         first = in_model_columns(args.early.chunks())
     else:

@@ -29,7 +29,7 @@ from ._csv_values import (
     parse_weights,
     text_categories,
 )
-from ._hashing import Factorized
+from ._hashing import record_names
 from ._sources import DataError
 
 
@@ -233,9 +233,6 @@ def csv_chunks(
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
-    if names is not None:
-        for name in [name for name, kind in spec.kinds.items() if kind == "numeric"]:
-            names.add(name, [name], hasher.hashed_names({name: np.ones(1)}))
     for values, lines in rows:
         columns, numbers_of = {}, {}
         for name, kind in spec.kinds.items():
@@ -262,18 +259,6 @@ def csv_chunks(
             on_first_chunk = None
         tags = None if tag_position is None else as_strings(values[tag_position])
         yield Chunk(X, y, lines, weights, tags)
-
-
-def record_names(names, hasher, columns):
-    """Record in ``names`` (a :class:`~._hashing.FeatureNames`) the names of
-    the categories of ``columns`` it has not seen, while it wants more."""
-    for name, column in columns.items():
-        if not isinstance(column, Factorized) or not names.wants(name):
-            continue
-        new = names.new_values(name, column.present())
-        if new:
-            categories = Factorized(np.array(new, dtype=object), np.arange(len(new)))
-            names.add(name, new, hasher.hashed_names({name: categories}))
 
 
 def read_csv(

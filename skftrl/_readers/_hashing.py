@@ -472,3 +472,20 @@ class FeatureNames:
                 if name not in here and self.wants(field):
                     here.append(name)
                     self.count[field] = self.count.get(field, 0) + 1
+
+
+def record_names(names, hasher, columns):
+    """Record in ``names`` (a :class:`FeatureNames`) the names of the
+    features of ``columns`` (field -> :class:`Factorized` categories, or
+    numbers) it has not seen, while it wants more: ``field=value`` of each
+    category, the field's name of numbers."""
+    for name, column in columns.items():
+        if not names.wants(name):
+            continue
+        if isinstance(column, Factorized):
+            new = names.new_values(name, column.present())
+            if new:
+                categories = Factorized(np.array(new, dtype=object), np.arange(len(new)))
+                names.add(name, new, hasher.hashed_names({name: categories}))
+        elif names.new_values(name, [name]):
+            names.add(name, [name], hasher.hashed_names({name: np.ones(1)}))

@@ -17,7 +17,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._chunks import Chunk, collect_classes, rechunk
+from ._hashing import record_names
 from ._sources import DataError, source_name
+from ._tables import table_columns
 
 
 def open_parquet(path):
@@ -128,11 +130,37 @@ def check_columns(parquet, name, columns):
         )
 
 
+def record_batch_names(names, hasher, table, features):
+    """Record in ``names`` (a :class:`~._hashing.FeatureNames`) the names of
+    the features of a batch (a pyarrow Table) of the fields it still wants."""
+    wanted = [field for field in features if names.wants(field)]
+    if not wanted:
+        return
+    columns, _ = table_columns(table.select(wanted), hasher.categorical or ())
+    values = {
+        field: column.numbers if column.categories is None else column.categories
+        for field, column in columns.items()
+        if column.numbers is not None or column.categories is not None
+    }
+    # The columns' kinds are known now: a hasher without them names them.
+    record_names(names, type(hasher)(hash_bits=hasher.hash_bits), values)
+
+
 def parquet_pieces(
-    parquet, name, hasher, features, label_column, weight_column, batch_size, tag_column=None
+    parquet,
+    name,
+    hasher,
+    features,
+    label_column,
+    weight_column,
+    batch_size,
+    tag_column=None,
+    names=None,
 ):
     """Chunks of the row groups of an open Parquet file named ``name`` (each
-    at most ``batch_size`` rows); with ``tag_column``, its values are their tags."""
+    at most ``batch_size`` rows); with ``tag_column``, its values are their
+    tags; ``names`` (a :class:`~._hashing.FeatureNames`) records the names of
+    the hashed features."""
     extra = (label_column, weight_column, tag_column)
     used = list(dict.fromkeys([*features, *(column for column in extra if column)]))
     check_columns(parquet, name, used)
@@ -160,15 +188,25 @@ def parquet_pieces(
                 lines,
                 tag_column,
             )
+            if names is not None:
+                record_batch_names(names, hasher, table, features)
             first_row += batch.num_rows
 
 
 def read_parquet(
-    parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column=None
+    parquet,
+    name,
+    hasher,
+    features,
+    label_column,
+    weight_column,
+    chunk_size,
+    tag_column=None,
+    names=None,
 ):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`)."""
     pieces = parquet_pieces(
-        parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column
+        parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column, names
     )
     return rechunk(pieces, chunk_size)

@@ -140,9 +140,11 @@ class ParquetSpec:
             text += f", weights from {self.weight_column!r}"
         return text
 
-    def chunks(self, path, chunk_size, labels=True, tag_column=None):
+    def chunks(self, path, chunk_size, labels=True, tag_column=None, names=None):
         """The chunks of a Parquet file, hashed as this spec says; with
-        ``tag_column``, that column's values are the chunks' ``tags``."""
+        ``tag_column``, that column's values are the chunks' ``tags``;
+        ``names`` (a :class:`~._hashing.FeatureNames`) records the names of
+        the hashed features."""
         from ..preprocessing import ColumnHasher
         from ._parquet import open_parquet, read_parquet  # pyarrow: only for Parquet
 
@@ -160,6 +162,7 @@ class ParquetSpec:
                 weight_column,
                 chunk_size,
                 tag_column,
+                names,
             )
 
 
