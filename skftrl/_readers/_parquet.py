@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import record_names
-from ._sources import DataError, source_name
+from ._sources import DataError, read_ahead, source_name
 from ._tables import table_columns
 
 
@@ -205,8 +205,9 @@ def read_parquet(
     names=None,
 ):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
-    open Parquet file (see :func:`parquet_pieces`)."""
+    open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
+    a thread while the chunks before are learned."""
     pieces = parquet_pieces(
         parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column, names
     )
-    return rechunk(pieces, chunk_size)
+    return rechunk(read_ahead(pieces), chunk_size)
