@@ -221,6 +221,10 @@ def test_a_file_without_a_header_line_reads_as_its_rows_with_the_column_names_gi
     # A header line read as a row would be a row of the names: refused.
     with pytest.raises(DataError, match=r"header.csv:1: this line is the column names given"):
         read_chunks(with_header, parser, 5, column_names=names)
+    spaced = tmp_path / "spaced.csv"  # a header line with spaces after its commas
+    spaced.write_bytes(odd_csv().replace(",w,", ", w, ", 1).encode())
+    with pytest.raises(DataError, match=r"spaced.csv:1: this line is the column names given"):
+        read_chunks(spaced, parser, 5, column_names=names)
     with pytest.raises(DataError, match=r"rows.csv:1: 6 fields, but 7 column names were given"):
         read_chunks(without, parser, 5, column_names=names + ["extra"])
     with pytest.raises(DataError, match=r"no label column 'y' among the column names given"):

@@ -111,7 +111,7 @@ class CsvInput:
             first_row, start = self._next_row(reader, first_line)
             if first_row is None:  # blank lines only
                 continue
-            if first_row == names:
+            if [value.strip() for value in first_row] == [name.strip() for name in names]:
                 raise DataError(
                     self.path,
                     start,
