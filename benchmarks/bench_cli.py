@@ -13,7 +13,8 @@
    0/1 label, ``--click-rows`` rows, trained with ``--hash-bits 20`` (without
    and with ``--classes 0,1``), against VW on the same rows written as VW
    text (one namespace, ``column=value`` features, ``-b 20``); and
-   ``skftrl train`` on that VW text (``--classes=-1,1``).
+   ``skftrl train`` on that VW text (``--classes=-1,1``) and on the same
+   table written as Parquet (with pyarrow installed).
 3. Peak memory of ``skftrl train --hash-bits 20`` (a 2**20-column linear
    model) on LIBSVM files of 10**5, 10**6 and 3 * 10**6 rows of a9a drawn at random:
    flat in the file size.
@@ -257,6 +258,27 @@ def write_click_files(directory, n_rows, seed=0):
             vw_file.write(vw_lines.tobytes())
 
 
+def parquet_copy(csv_path, directory):
+    """The table of a CSV file written as Parquet by a child process (the
+    commands' memory counts the pages of this one), or None without pyarrow."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return None
+    parquet_path = os.path.join(directory, os.path.basename(csv_path) + ".parquet")
+
+    def write():
+        import pyarrow.csv
+        import pyarrow.parquet
+
+        pyarrow.parquet.write_table(pyarrow.csv.read_csv(csv_path), parquet_path)
+
+    writer = multiprocessing.get_context("fork").Process(target=write)
+    writer.start()
+    writer.join()
+    return parquet_path
+
+
 def click_speed(directory, row_counts, repeats, baseline, warmup=1):
     for n_rows in row_counts:
         # Written by a child process: a command's peak memory counts the
@@ -268,6 +290,7 @@ def click_speed(directory, row_counts, repeats, baseline, warmup=1):
         writer.join()
         csv_path = os.path.join(directory, f"click{n_rows}.csv")
         vw_path = os.path.join(directory, f"click{n_rows}.vw")
+        parquet_path = parquet_copy(csv_path, directory)
         plain = ["train", csv_path, "--label-column", "clicked", "--hash-bits", 20]
         plain += ["--model", "m", "--quiet"]
         commands = {}
@@ -281,6 +304,10 @@ def click_speed(directory, row_counts, repeats, baseline, warmup=1):
             commands["skftrl train --classes=-1,1, the VW text" + suffix] = skftrl(
                 *on_vw_text, "--model", "m", "--quiet", package=package
             )
+            if parquet_path is not None:
+                commands["skftrl train --hash-bits 20, the Parquet file" + suffix] = skftrl(
+                    "train", parquet_path, *plain[2:], package=package
+                )
         commands["vw --ftrl -b 20"] = [*VW, "-d", vw_path, "-f", "vw.model", "-b", "20"]
         commands.update(vw_on_one_core("vw --ftrl -b 20", commands["vw --ftrl -b 20"]))
         measured = interleaved(commands, directory, repeats, warmup)
@@ -291,8 +318,9 @@ def click_speed(directory, row_counts, repeats, baseline, warmup=1):
             "vw --ftrl -b 20",
             n_rows,
         )
-        os.remove(csv_path)
-        os.remove(vw_path)
+        for path in (csv_path, vw_path, parquet_path):
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def memory(directory, repeats):

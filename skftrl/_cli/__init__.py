@@ -95,6 +95,10 @@ def main(argv=None, out=None):
     """Entry point of the ``skftrl`` command; returns the exit code."""
     out = sys.stdout if out is None else out
     args = parse_arguments(build_parser(), sys.argv[1:] if argv is None else list(argv))
+    # pyarrow's default allocator keeps the memory of each batch read for the
+    # next; the C library's gives it back (a lower peak): taken when pyarrow
+    # is imported, which in a command's process is after this.
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     from .._readers._sources import IMPORT_LOCK, DataError
 
     module, function = args.run.split(":")

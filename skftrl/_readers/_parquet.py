@@ -1,8 +1,9 @@
 """Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
 
-A file is read a row group at a time, in record batches of at most
-``chunk_size`` rows, only the columns used; the batches are cut into chunks of
-exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. A chunk's
+A file is read a row group at a time, in record batches of
+:data:`BATCH_ROWS` rows at most (or ``chunk_size``), only the columns used;
+the batches are cut into chunks of exactly ``chunk_size`` rows by
+:func:`~._chunks.rechunk`. A chunk's
 ``lines`` are the numbers of its rows, counted from 1. The columns' types say
 what they hold (see :mod:`._tables`). An error names the file, the row and
 its row group.
@@ -20,6 +21,10 @@ from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import record_names
 from ._sources import DataError, read_ahead, source_name
 from ._tables import table_columns
+
+# Rows are read and hashed in batches of at least this many rows: a batch's
+# distinct values are hashed once for all its chunks.
+BATCH_ROWS = 2**14
 
 
 def open_parquet(path):
@@ -207,7 +212,8 @@ def read_parquet(
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
     a thread while the chunks before are learned."""
+    batch_size = max(chunk_size, BATCH_ROWS)
     pieces = parquet_pieces(
-        parquet, name, hasher, features, label_column, weight_column, chunk_size, tag_column, names
+        parquet, name, hasher, features, label_column, weight_column, batch_size, tag_column, names
     )
     return rechunk(read_ahead(pieces), chunk_size)
