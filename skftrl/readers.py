@@ -327,7 +327,7 @@ def iter_parquet(
     (2, array([1., 0., 0.]))
     """
     try:
-        from ._readers._parquet import open_parquet, read_parquet
+        from ._readers._parquet import Columns, open_parquet, read_parquet
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
     hasher = ColumnHasher() if hasher is None else hasher
@@ -336,7 +336,8 @@ def iter_parquet(
     name = source_name(source)
     names = parquet.schema_arrow.names
     features = feature_columns(name, names, label_column, weight_column, columns)
-    chunks = read_parquet(parquet, name, hasher, features, label_column, weight_column, chunk_size)
+    columns = Columns(features, label_column, weight_column)
+    chunks = read_parquet(parquet, name, hasher, columns, chunk_size)
     for chunk in chunks:
         yield chunk.X, chunk.y, chunk.sample_weight
 

@@ -11,6 +11,7 @@ its row group.
 
 import io
 import sys
+from typing import NamedTuple, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -99,27 +100,41 @@ def tag_values(array):
     return np.array(pc.fill_null(array.cast(pa.string()), "").to_pylist(), dtype=str)
 
 
-def batch_chunk(
-    path, where, table, hasher, features, label_column, weight_column, lines, tag_column=None
-):
-    """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table)."""
+class Columns(NamedTuple):
+    """The columns a reading of a Parquet file uses: the features, and the
+    label, weight and tag (an id) columns, each None when not read."""
+
+    features: list
+    label: Optional[str] = None
+    weight: Optional[str] = None
+    tag: Optional[str] = None
+
+    def used(self):
+        """Each column read, once."""
+        return list(dict.fromkeys([*self.features, *filter(None, self[1:])]))
+
+
+def batch_chunk(path, where, table, hasher, columns, lines):
+    """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table) of
+    the :class:`Columns` ``columns``."""
     try:
-        X = hasher.transform(table.select(features))
+        X = hasher.transform(table.select(columns.features))
     except ValueError as error:
         raise DataError(path, None, f"in the batch from {where(0)}: {error}") from None
-    y = weights = None
-    if label_column:
-        y = column_values(path, where, table.column(label_column).combine_chunks(), "label")
-    if weight_column:
-        array = table.column(weight_column).combine_chunks()
+    y = weights = tags = None
+    if columns.label:
+        y = column_values(path, where, table.column(columns.label).combine_chunks(), "label")
+    if columns.weight:
+        array = table.column(columns.weight).combine_chunks()
         weights = column_values(path, where, array, "weight")
         if weights.dtype.kind != "f":
-            raise DataError(path, None, f"the weight column {weight_column!r} holds no numbers")
+            raise DataError(path, None, f"the weight column {columns.weight!r} holds no numbers")
         negative = np.flatnonzero(weights < 0)
         if negative.size:
             value = weights[negative[0]]
             raise DataError(path, None, f"{where(negative[0])}: the weight {value} is negative")
-    tags = None if tag_column is None else tag_values(table.column(tag_column).combine_chunks())
+    if columns.tag:
+        tags = tag_values(table.column(columns.tag).combine_chunks())
     return Chunk(X, y, lines, weights, tags)
 
 
@@ -151,23 +166,12 @@ def record_batch_names(names, hasher, table, features):
     record_names(names, type(hasher)(hash_bits=hasher.hash_bits), values)
 
 
-def parquet_pieces(
-    parquet,
-    name,
-    hasher,
-    features,
-    label_column,
-    weight_column,
-    batch_size,
-    tag_column=None,
-    names=None,
-):
+def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
     """Chunks of the row groups of an open Parquet file named ``name`` (each
-    at most ``batch_size`` rows); with ``tag_column``, its values are their
-    tags; ``names`` (a :class:`~._hashing.FeatureNames`) records the names of
-    the hashed features."""
-    extra = (label_column, weight_column, tag_column)
-    used = list(dict.fromkeys([*features, *(column for column in extra if column)]))
+    at most ``batch_size`` rows) of the :class:`Columns` ``columns``, hashed
+    by ``hasher``; ``names`` (a :class:`~._hashing.FeatureNames`) records
+    the names of the hashed features."""
+    used = columns.used()
     check_columns(parquet, name, used)
     first_row = 1
     for group in range(parquet.num_row_groups):
@@ -182,38 +186,16 @@ def parquet_pieces(
             lines = np.arange(first_row, first_row + batch.num_rows)
             table = pa.Table.from_batches([batch])
             where = row_name(first_row, group)
-            yield batch_chunk(
-                name,
-                where,
-                table,
-                hasher,
-                features,
-                label_column,
-                weight_column,
-                lines,
-                tag_column,
-            )
+            yield batch_chunk(name, where, table, hasher, columns, lines)
             if names is not None:
-                record_batch_names(names, hasher, table, features)
+                record_batch_names(names, hasher, table, columns.features)
             first_row += batch.num_rows
 
 
-def read_parquet(
-    parquet,
-    name,
-    hasher,
-    features,
-    label_column,
-    weight_column,
-    chunk_size,
-    tag_column=None,
-    names=None,
-):
+def read_parquet(parquet, name, hasher, columns, chunk_size, names=None):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
     a thread while the chunks before are learned."""
     batch_size = max(chunk_size, BATCH_ROWS)
-    pieces = parquet_pieces(
-        parquet, name, hasher, features, label_column, weight_column, batch_size, tag_column, names
-    )
+    pieces = parquet_pieces(parquet, name, hasher, columns, batch_size, names)
     return rechunk(read_ahead(pieces), chunk_size)

@@ -146,23 +146,15 @@ class ParquetSpec:
         ``names`` (a :class:`~._hashing.FeatureNames`) records the names of
         the hashed features."""
         from ..preprocessing import ColumnHasher
-        from ._parquet import open_parquet, read_parquet  # pyarrow: only for Parquet
+        from ._parquet import Columns, open_parquet, read_parquet  # pyarrow: only for Parquet
 
         hasher = ColumnHasher(hash_bits=self.hash_bits, categorical=self.categorical or None)
-        label_column, weight_column = self.label_column, self.weight_column
-        if not labels:
-            label_column = weight_column = None
+        columns = Columns(self.features, tag=tag_column)
+        if labels:
+            columns = columns._replace(label=self.label_column, weight=self.weight_column)
         with contextlib.closing(open_parquet(path)) as parquet:
             yield from read_parquet(
-                parquet,
-                source_name(path),
-                hasher.fit(),
-                self.features,
-                label_column,
-                weight_column,
-                chunk_size,
-                tag_column,
-                names,
+                parquet, source_name(path), hasher.fit(), columns, chunk_size, names
             )
 
 
