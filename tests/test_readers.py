@@ -433,6 +433,34 @@ def test_parquet_gives_what_csv_gives_of_the_same_table(tmp_path):
 
 
 @needs_readers_extra
+@pytest.mark.parametrize("chunk_size", [1, 50, 10_000])
+def test_parquet_strings_hash_as_their_names_across_batches_and_row_groups(tmp_path, chunk_size):
+    # Strings are read as dictionaries, a row group's shared by its batches
+    # and hashed once: each row's features must still be its own values'.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    n = 1000
+    a = [f"g{i // 200}_{i % 37}" for i in range(n)]  # other values in each row group
+    b = [None if r < 0.1 else f"w{int(r * 50)}" for r in rng.random(n)]
+    table = pa.table({"y": rng.integers(0, 2, n), "a": a, "b": b})
+    pq.write_table(table, tmp_path / "t.parquet", row_group_size=200)
+    chunks = list(
+        iter_parquet(
+            tmp_path / "t.parquet",
+            label_column="y",
+            hasher=ColumnHasher(hash_bits=16),
+            chunk_size=chunk_size,
+        )
+    )
+    X = sp.vstack([X for X, _, _ in chunks], format="csr")
+    pairs = [[(f"a={x}", 1.0)] + ([] if z is None else [(f"b={z}", 1.0)]) for x, z in zip(a, b)]
+    expected = FeatureHasher(2**16, input_type="pair", alternate_sign=False).transform(pairs)
+    assert (X != expected).nnz == 0
+
+
+@needs_readers_extra
 def test_parquet_errors_name_the_row_and_row_group(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -62,7 +62,7 @@ class Factorized:
         self.cache = {} if cached else None
         self.parts = None  # of a concatenation of cached columns: those columns
 
-    def _with_codes(self, codes, missing=None, numbers=None):
+    def with_codes(self, codes, missing=None, numbers=None):
         """The same distinct values (and their hashes) with other codes."""
         column = Factorized(self.distinct, codes, missing, numbers)
         column.cache, column.parts = self.cache, self.parts
@@ -73,7 +73,7 @@ class Factorized:
 
     def __getitem__(self, rows):
         if isinstance(rows, slice):
-            return self._with_codes(self.codes[rows], self.missing, self.numbers)
+            return self.with_codes(self.codes[rows], self.missing, self.numbers)
         code = self.codes[rows]
         return None if code < 0 else self.distinct[code]
 
@@ -111,7 +111,7 @@ class Factorized:
         if not missing.any():
             return self
         recoded = np.where(missing, -1, np.arange(len(self.distinct)))
-        return self._with_codes(self.per_row(recoded, -1))
+        return self.with_codes(self.per_row(recoded, -1))
 
     def hashes_of(self, field):
         """The hashes of ``field=value`` of every distinct value (as

@@ -1,9 +1,10 @@
 """Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
 
-A file is read a row group at a time, in record batches of
-:data:`BATCH_ROWS` rows at most (or ``chunk_size``), only the columns used;
-the batches are cut into chunks of exactly ``chunk_size`` rows by
-:func:`~._chunks.rechunk`. A chunk's
+A file is read a row group at a time, in record batches of at most
+``chunk_size`` rows, only the columns used; the batches are cut into chunks
+of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
+strings are read as dictionary arrays: the batches of a row group share its
+dictionary, whose values are hashed once (:func:`batch_features`). A chunk's
 ``lines`` are the numbers of its rows, counted from 1. The columns' types say
 what they hold (see :mod:`._tables`). An error names the file, the row and
 its row group.
@@ -19,18 +20,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._chunks import Chunk, collect_classes, rechunk
-from ._hashing import record_names
+from ._hashing import Factorized, record_names
 from ._sources import DataError, read_ahead, source_name
-from ._tables import table_columns
-
-# Rows are read and hashed in batches of at least this many rows: a batch's
-# distinct values are hashed once for all its chunks.
-BATCH_ROWS = 2**14
+from ._tables import arrow_column
 
 
 def open_parquet(path):
     """A ``pyarrow.parquet.ParquetFile`` of a path, ``-`` (standard input, read
-    whole: Parquet keeps its description at the end) or a file object."""
+    whole: Parquet keeps its description at the end) or a file object; its
+    columns of strings are read as dictionary arrays, whose dictionary the
+    batches of a row group share (see :func:`batch_features`)."""
     name = source_name(path)
     source = path
     if path == "-":
@@ -40,7 +39,16 @@ def open_parquet(path):
     elif isinstance(path, io.TextIOBase):
         raise TypeError("open a Parquet file in binary mode ('rb'), or pass its path")
     try:
-        return pq.ParquetFile(source)
+        parquet = pq.ParquetFile(source)
+        strings = [
+            field.name
+            for field in parquet.schema_arrow
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+        ]
+        if strings:  # opened again: the columns read as dictionaries are named up front
+            parquet.close()  # closes only a file it opened itself (a path)
+            parquet = pq.ParquetFile(source, read_dictionary=strings)
+        return parquet
     except FileNotFoundError:
         raise DataError(name, None, "No such file or directory") from None
     except (pa.ArrowException, OSError) as error:
@@ -114,11 +122,36 @@ class Columns(NamedTuple):
         return list(dict.fromkeys([*self.features, *filter(None, self[1:])]))
 
 
-def batch_chunk(path, where, table, hasher, columns, lines):
+def batch_features(table, features, categorical, dictionaries):
+    """The feature columns of a batch (a pyarrow Table) for
+    :meth:`~skftrl.preprocessing.ColumnHasher.transform`: field -> numbers or
+    :class:`~._hashing.Factorized` categories (see :mod:`._tables`). A
+    column read as a dictionary array whose dictionary is that of the
+    batch before (``dictionaries``: field -> (dictionary, its Factorized),
+    updated) takes that Factorized's values and hashes, computed once."""
+    columns = {}
+    for field in features:
+        array = table.column(field).combine_chunks()
+        if not pa.types.is_dictionary(array.type):
+            column = arrow_column(array, field in categorical)
+            columns[field] = column.numbers if column.categories is None else column.categories
+            continue
+        codes = pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
+        known = dictionaries.get(field)
+        if known is not None and known[0].equals(array.dictionary):
+            columns[field] = known[1].with_codes(codes)
+            continue
+        distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
+        columns[field] = Factorized(distinct, codes, cached=True)
+        dictionaries[field] = (array.dictionary, columns[field])
+    return columns
+
+
+def batch_chunk(path, where, table, hasher, columns, lines, features):
     """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table) of
-    the :class:`Columns` ``columns``."""
+    the :class:`Columns` ``columns``, its ``features`` (see :func:`batch_features`)."""
     try:
-        X = hasher.transform(table.select(columns.features))
+        X = hasher.transform(features)
     except ValueError as error:
         raise DataError(path, None, f"in the batch from {where(0)}: {error}") from None
     y = weights = tags = None
@@ -150,20 +183,15 @@ def check_columns(parquet, name, columns):
         )
 
 
-def record_batch_names(names, hasher, table, features):
+def record_batch_names(names, hash_bits, features):
     """Record in ``names`` (a :class:`~._hashing.FeatureNames`) the names of
-    the features of a batch (a pyarrow Table) of the fields it still wants."""
-    wanted = [field for field in features if names.wants(field)]
-    if not wanted:
-        return
-    columns, _ = table_columns(table.select(wanted), hasher.categorical or ())
-    values = {
-        field: column.numbers if column.categories is None else column.categories
-        for field, column in columns.items()
-        if column.numbers is not None or column.categories is not None
-    }
-    # The columns' kinds are known now: a hasher without them names them.
-    record_names(names, type(hasher)(hash_bits=hasher.hash_bits), values)
+    a batch's ``features`` (see :func:`batch_features`) of the fields it
+    still wants."""
+    from ..preprocessing import ColumnHasher
+
+    wanted = {field: values for field, values in features.items() if names.wants(field)}
+    if wanted:
+        record_names(names, ColumnHasher(hash_bits=hash_bits), wanted)
 
 
 def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
@@ -173,6 +201,8 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
     the names of the hashed features."""
     used = columns.used()
     check_columns(parquet, name, used)
+    categorical = set(hasher.categorical or ())
+    dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
     first_row = 1
     for group in range(parquet.num_row_groups):
         batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
@@ -186,9 +216,10 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
             lines = np.arange(first_row, first_row + batch.num_rows)
             table = pa.Table.from_batches([batch])
             where = row_name(first_row, group)
-            yield batch_chunk(name, where, table, hasher, columns, lines)
+            features = batch_features(table, columns.features, categorical, dictionaries)
+            yield batch_chunk(name, where, table, hasher, columns, lines, features)
             if names is not None:
-                record_batch_names(names, hasher, table, columns.features)
+                record_batch_names(names, hasher.hash_bits, features)
             first_row += batch.num_rows
 
 
@@ -196,6 +227,5 @@ def read_parquet(parquet, name, hasher, columns, chunk_size, names=None):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
     a thread while the chunks before are learned."""
-    batch_size = max(chunk_size, BATCH_ROWS)
-    pieces = parquet_pieces(parquet, name, hasher, columns, batch_size, names)
+    pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names)
     return rechunk(read_ahead(pieces), chunk_size)
