@@ -38,8 +38,12 @@ def open_parquet(path):
         source = str(path)
     elif isinstance(path, io.TextIOBase):
         raise TypeError("open a Parquet file in binary mode ('rb'), or pass its path")
+    # A file object may be remote, where reading a row group's columns in a
+    # few large requests pays; a local file is read as the batches need it,
+    # which keeps less of it in memory.
+    options = {"pre_buffer": hasattr(path, "read")}
     try:
-        parquet = pq.ParquetFile(source)
+        parquet = pq.ParquetFile(source, **options)
         strings = [
             field.name
             for field in parquet.schema_arrow
@@ -47,7 +51,7 @@ def open_parquet(path):
         ]
         if strings:  # opened again: the columns read as dictionaries are named up front
             parquet.close()  # closes only a file it opened itself (a path)
-            parquet = pq.ParquetFile(source, read_dictionary=strings)
+            parquet = pq.ParquetFile(source, read_dictionary=strings, **options)
         return parquet
     except FileNotFoundError:
         raise DataError(name, None, "No such file or directory") from None
