@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import Factorized, record_names
 from ._sources import DataError, read_ahead, source_name
-from ._tables import arrow_column
+from ._tables import arrow_column, dictionary_codes
 
 
 def open_parquet(path):
@@ -51,7 +51,8 @@ def open_parquet(path):
         ]
         if strings:  # opened again: the columns read as dictionaries are named up front
             parquet.close()  # closes only a file it opened itself (a path)
-            parquet = pq.ParquetFile(source, read_dictionary=strings, **options)
+            options.update(metadata=parquet.metadata, read_dictionary=strings)
+            parquet = pq.ParquetFile(source, **options)
         return parquet
     except FileNotFoundError:
         raise DataError(name, None, "No such file or directory") from None
@@ -140,7 +141,7 @@ def batch_features(table, features, categorical, dictionaries):
             column = arrow_column(array, field in categorical)
             columns[field] = column.numbers if column.categories is None else column.categories
             continue
-        codes = pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
+        codes = dictionary_codes(array)
         known = dictionaries.get(field)
         if known is not None and known[0].equals(array.dictionary):
             columns[field] = known[1].with_codes(codes)
@@ -187,17 +188,6 @@ def check_columns(parquet, name, columns):
         )
 
 
-def record_batch_names(names, hash_bits, features):
-    """Record in ``names`` (a :class:`~._hashing.FeatureNames`) the names of
-    a batch's ``features`` (see :func:`batch_features`) of the fields it
-    still wants."""
-    from ..preprocessing import ColumnHasher
-
-    wanted = {field: values for field, values in features.items() if names.wants(field)}
-    if wanted:
-        record_names(names, ColumnHasher(hash_bits=hash_bits), wanted)
-
-
 def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
     """Chunks of the row groups of an open Parquet file named ``name`` (each
     at most ``batch_size`` rows) of the :class:`Columns` ``columns``, hashed
@@ -207,6 +197,9 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
     check_columns(parquet, name, used)
     categorical = set(hasher.categorical or ())
     dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
+    # The features' kinds are known once they are read: a hasher without
+    # them names them.
+    naming = None if names is None else type(hasher)(hash_bits=hasher.hash_bits)
     first_row = 1
     for group in range(parquet.num_row_groups):
         batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
@@ -223,7 +216,7 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
             features = batch_features(table, columns.features, categorical, dictionaries)
             yield batch_chunk(name, where, table, hasher, columns, lines, features)
             if names is not None:
-                record_batch_names(names, hasher.hash_bits, features)
+                record_names(names, naming, features)
             first_row += batch.num_rows
 
 

@@ -117,9 +117,16 @@ def arrow_column(array, by_value):
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             array = array.cast(pa.string())
         array = pc.dictionary_encode(array)
-    codes = pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
     distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
-    return Column(categories=Factorized(distinct, codes))
+    return Column(categories=Factorized(distinct, dictionary_codes(array)))
+
+
+def dictionary_codes(array):
+    """Each row's code of a pyarrow DictionaryArray, -1 where it is null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
 
 
 def table_columns(X, categorical=()):
