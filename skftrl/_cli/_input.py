@@ -79,24 +79,21 @@ def training_reading(args):
 
 def check_format_options(args, data_kind):
     """Options that belong to another format are mistakes, not silently ignored."""
-    csv_only = {
+    # Options of tables of named columns (CSV and Parquet), and of CSV text.
+    table_options = {
         "--label-column": args.label_column,
         "--weight-column": args.weight_column,
         "--ignore": args.ignore,
         "--keep": args.keep,
         "--categorical": args.categorical,
-        "--delimiter": args.delimiter,
-        "--column-names": args.column_names,
     }
+    text_options = {"--delimiter": args.delimiter, "--column-names": args.column_names}
     name = FORMAT_NAMES[data_kind]
-    if data_kind in ("csv", "parquet"):
-        if args.label_column is None and args.initial_model is None:
-            raise UsageError(f"{args.data} is read as {name}, which needs --label-column NAME")
-        if data_kind == "parquet":
-            csv_only = {option: csv_only[option] for option in ("--delimiter", "--column-names")}
-        else:
-            csv_only = {}
-    given = [option for option, value in csv_only.items() if value is not None]
+    refused = {"csv": {}, "parquet": text_options}.get(data_kind, table_options | text_options)
+    tables = data_kind in ("csv", "parquet")
+    if tables and args.label_column is None and args.initial_model is None:
+        raise UsageError(f"{args.data} is read as {name}, which needs --label-column NAME")
+    given = [option for option, value in refused.items() if value is not None]
     if given:
         raise UsageError(
             f"{args.data} is read as {name}, which takes no {', '.join(given)} "
