@@ -1,10 +1,27 @@
 """pytest collects doctests from skftrl/ too; the numba engines' modules need
 numba, skftrl/dask.py needs distributed, skftrl/torch needs torch, and the
-pyarrow readers (and the example of iter_parquet) need pyarrow."""
+pyarrow readers (and the example of iter_parquet) need pyarrow. Each
+pytest-xdist worker keeps numba's cache apart (below)."""
 
 import importlib.util
+import os
+import tempfile
 
 import pytest
+
+# numba's on-disk cache is not safe for processes that compile one function
+# for different argument types at the same moment: two of them can give their
+# two compiled forms one cache file, and a later process then loads the wrong
+# one ("can't unbox array from PyObject"; numba/numba#10128). pytest-xdist's
+# workers do just that, so each caches in a directory of its own, under
+# NUMBA_CACHE_DIR if it is set (CI sets it), else in the temporary directory.
+# Set before anything imports numba, which reads it once.
+_worker = os.environ.get("PYTEST_XDIST_WORKER")
+if _worker:
+    _cache_root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), "skftrl-numba-cache"
+    )
+    os.environ["NUMBA_CACHE_DIR"] = os.path.join(_cache_root, _worker)
 
 NUMBA_MODULES = [
     "skftrl/_engines/_compile.py",
