@@ -474,6 +474,14 @@ def test_parquet_errors_name_the_row_and_row_group(tmp_path):
     (tmp_path / "not.parquet").write_text("a,b\n")
     with pytest.raises(ValueError, match="not.parquet: not a readable Parquet file"):
         list(iter_parquet(tmp_path / "not.parquet"))
+    # A file of rows has no lines: the scan's error names the row it had read.
+    table = pa.table({"y": np.arange(1005) / 8, "a": ["x"] * 1005})
+    pq.write_table(table, tmp_path / "many.parquet", row_group_size=600)
+    many = [tmp_path / "many.parquet", tmp_path / "m.joblib", "--label-column", "y"]
+    code, output = run_here("train", *many)
+    assert code == 1
+    expected = "many.parquet: more than 1000 distinct labels by the end of row group 1 (row 1,005)"
+    assert expected in output
 
 
 VW_TEXT = (

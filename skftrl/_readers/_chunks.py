@@ -119,18 +119,20 @@ def row_at(X, position):
     return int(np.searchsorted(X.indptr, position, side="right") - 1)
 
 
-def collect_classes(path, line, chunk_labels, labels):
-    """Add the distinct labels of a chunk ending at ``line`` to ``labels`` (a scan's classes)."""
+def collect_classes(path, line, chunk_labels, labels, by="this line"):
+    """Add the distinct labels of a chunk ending at ``line`` to ``labels`` (a
+    scan's classes); ``by`` names that end in the error (a file without lines
+    gives ``line=None`` and names the row)."""
     labels.update(chunk_labels)
     if len(labels) > MAX_CLASSES:
-        raise too_many_labels(path, line)
+        raise too_many_labels(path, line, by)
 
 
-def too_many_labels(path, line):
+def too_many_labels(path, line, by="this line"):
     """The error of a scan that has found more than MAX_CLASSES labels by ``line``."""
     return DataError(
         path,
         line,
-        f"more than {MAX_CLASSES} distinct labels by this line: is this "
+        f"more than {MAX_CLASSES} distinct labels by {by}: is this "
         "a regression target? (use --task regress)",
     )

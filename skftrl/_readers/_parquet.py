@@ -103,7 +103,8 @@ def scan_labels(parquet, name, label_column):
         array = table.column(label_column).combine_chunks()
         values = column_values(name, row_name(first_row, group), array, "label")
         first_row += table.num_rows
-        collect_classes(name, first_row - 1, np.unique(values).tolist(), labels)
+        end = f"the end of row group {group} (row {first_row - 1:,})"
+        collect_classes(name, None, np.unique(values).tolist(), labels, by=end)
     return first_row - 1, np.array(sorted(labels))
 
 
