@@ -4,8 +4,8 @@ One pass over the rows, each row's few entries sorted by rank (a key's place
 is the number of the row's keys below it), instead of numpy's sort of the
 whole batch; it gives the same arrays, and releases the GIL. Counting ranks
 compares every pair of keys but has no branch to mispredict: on random
-columns it is about twice as fast as an insertion sort, from 5 to 200 fields. Importing this module needs numba
-(``pip install "skftrl[fast]"``).
+columns it is faster than an insertion sort, from 5 fields to 200.
+Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
 
 import numpy as np
