@@ -29,7 +29,7 @@ from test_cli import write
 import skftrl._cli._input
 import skftrl._readers._csv
 import skftrl._readers._sources
-from conftest import needs_readers_extra
+from conftest import needs_numba, needs_readers_extra
 from skftrl import FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl._readers._csv import feature_columns, read_csv, scan_csv
@@ -579,6 +579,65 @@ def test_vw_text_without_values_is_read_as_each_token_is():
                 rows_of("t", 7, "1 |a ok\n" + line)
             errors.append(str(error.value))
         assert errors[0] == errors[1] and errors[0].startswith("t:8: ")
+
+
+def random_plain_vw(rng, n_lines):
+    """Lines of VW text without a ``:``, in every form the readers take:
+    tags, importance weights, default and named namespaces, empty
+    segments, ASCII whitespace of every kind, blank lines, CRLF ends."""
+    spaces = [" ", "  ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f"]
+    heads = ["1 ", "-1 ", "0 'tag", "1 2 ", "0.5 t", "1\t'", "-1 0 'u", "3 2\x0bv"]
+    words = ["a", "b", "ab", "abc", "abcd", "x=1", "~!", "a.b", "'q", "0", "Zz9", "12345"]
+    lines = []
+    for _ in range(n_lines):
+        if rng.random() < 0.1:
+            lines.append(rng.choice(["", " ", "\t\r", "\x0c"]))
+            continue
+        segments = []
+        for _ in range(rng.integers(0, 4)):
+            tokens = list(rng.choice(words, size=rng.integers(0, 5)))
+            opening = str(rng.choice(["", " ", "\t", "\r"])) if rng.random() < 0.5 else ""
+            gaps = [str(rng.choice(spaces)) for _ in tokens]
+            segments.append(
+                opening + "".join(g + t for g, t in zip(gaps, tokens)) + " " * (rng.random() < 0.3)
+            )
+        end = "\r" if rng.random() < 0.2 else ""
+        lines.append(str(rng.choice(heads)) + "|" + "|".join(segments) + end)
+    return "\n".join(lines) + "\n" * int(rng.integers(0, 3))
+
+
+@needs_numba
+@pytest.mark.parametrize("interactions", [(), ("ab", "xz", "a ")])
+def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
+    from skftrl._readers import _vw
+
+    rng = np.random.default_rng(len(interactions))
+    texts = [VW_PLAIN] + [random_plain_vw(rng, n) for n in (1, 2, 5, 40, 400, 2000)]
+    for text in texts:
+        block = text.encode()
+        parser = _vw.VwParser("t", 12, interactions, labels_required=True)
+        monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
+        assert parser.compiled_rows(5, block) is not None
+        compiled = parser.parse(5, block)
+        monkeypatch.setattr(_vw, "COMPILED_BYTES", 2**62)
+        python = _vw.VwParser("t", 12, interactions, labels_required=True).parse(5, block)
+        assert (compiled.X != python.X).nnz == 0 and compiled.X.shape == python.X.shape
+        assert np.array_equal(compiled.y, python.y) and np.array_equal(
+            compiled.lines, python.lines
+        )
+        assert np.array_equal(compiled.sample_weight, python.sample_weight)
+        assert compiled.tags.tolist() == python.tags.tolist()
+    # Left to Python, which reads or explains them: text beyond ASCII, a line
+    # without a bar.
+    monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
+    parser = _vw.VwParser("t", 12)
+    assert parser.compiled_rows(1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
+    assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 2
+    assert parser.compiled_rows(1, b"1 |a b\n1 a b\n") is None
+    with pytest.raises(ValueError, match="^t:2: no '|' in the line"):
+        parser.parse(1, b"1 |a b\n1 a b\n")
+    with pytest.raises(ValueError, match="^t:3: the importance weight '-2' is negative"):
+        parser.parse(2, b"1 |a b\n1 -2 |a b\n")
 
 
 @pytest.mark.parametrize(

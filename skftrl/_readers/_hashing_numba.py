@@ -65,3 +65,45 @@ def canonical_rows(columns, values):
                 last = column
         indptr[i + 1] = n_entries
     return indptr, indices[:n_entries], data[:n_entries]
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _mix(k):
+    """A 4-byte block ``k`` of MurmurHash3_x86_32, scrambled (32 bits in a uint64)."""
+    k = (k * np.uint64(0xCC9E2D51)) & np.uint64(0xFFFFFFFF)
+    k = ((k << np.uint64(15)) | (k >> np.uint64(17))) & np.uint64(0xFFFFFFFF)
+    return (k * np.uint64(0x1B873593)) & np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=cache, nogil=True)
+def murmurhash3(buffer, start, stop):
+    """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
+    ``buffer[start:stop]``, as :func:`._hashing.hash_names` hashes a name's
+    UTF-8 bytes (scikit-learn's ``murmurhash3_32``, tested against it)."""
+    h = np.uint64(0)
+    end = stop - (stop - start) % 4
+    for b in range(start, end, 4):
+        k = (
+            np.uint64(buffer[b])
+            | (np.uint64(buffer[b + 1]) << np.uint64(8))
+            | (np.uint64(buffer[b + 2]) << np.uint64(16))
+            | (np.uint64(buffer[b + 3]) << np.uint64(24))
+        )
+        h ^= _mix(k)
+        h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & np.uint64(0xFFFFFFFF)
+        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
+    rest = stop - end
+    if rest:
+        k = np.uint64(buffer[end])
+        if rest >= 2:
+            k |= np.uint64(buffer[end + 1]) << np.uint64(8)
+        if rest == 3:
+            k |= np.uint64(buffer[end + 2]) << np.uint64(16)
+        h ^= _mix(k)
+    h ^= np.uint64(stop - start)
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(16)
+    return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)

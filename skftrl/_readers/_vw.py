@@ -23,7 +23,10 @@ prediction) is an error that names its line. A block without a ``:`` (no
 feature values, no namespace weights: every feature's value is 1, as in most
 click logs) is read by a shorter loop, :func:`plain_rows`, several times
 faster than reading each token as :func:`full_rows` does; both give the same
-rows.
+rows. With numba installed, such a block of ASCII text is read and hashed by
+compiled code (:mod:`._vw_numba`), faster again, with the same result; only
+the heads of its rows (label, weight, tag) are read in Python, each distinct
+one once.
 """
 
 import math
@@ -34,6 +37,10 @@ import numpy as np
 from ._chunks import Chunk, rechunk
 from ._hashing import Features, concatenate_features, crosses, hash_names, hashed_matrix
 from ._sources import ByteSource, DataError, line_blocks, read_ahead
+
+# Blocks of at least this many bytes go to the compiled reader: below, the
+# import of numba and the load of the compiled code cost more than they save.
+COMPILED_BYTES = 2**20
 
 
 class VwLine(NamedTuple):
@@ -192,6 +199,21 @@ def plain_rows(path, first_line, text):
     return parsed
 
 
+def compiled_plain_block():
+    """:func:`._vw_numba.plain_block`, or None without numba."""
+    global _compiled_plain_block
+    if _compiled_plain_block is False:
+        try:
+            from ._vw_numba import plain_block as compiled
+        except ImportError:
+            compiled = None
+        _compiled_plain_block = compiled
+    return _compiled_plain_block
+
+
+_compiled_plain_block = False  # not looked for yet
+
+
 def check_interactions(interactions):
     """VW's interactions: strings of two or more namespace first letters."""
     interactions = [] if interactions is None else list(interactions)
@@ -217,22 +239,60 @@ class VwParser:
 
     def parse(self, first_line, block):
         """The :class:`~._chunks.Chunk` of a block of whole lines, with its tags."""
-        path = self.path
+        read = self.compiled_rows(first_line, block) if b":" not in block else None
+        if read is None:
+            read = self.python_rows(first_line, block)
+        heads, lines, features, letters = read
+        y = self.labels(heads, lines)
+        weights = np.array([weight for _, weight, _ in heads])
+        sample_weight = None
+        if not np.isnan(weights).all():
+            sample_weight = np.where(np.isnan(weights), 1.0, weights)
+        X = self.hashed(features, letters, len(heads))
+        tags = np.array([tag for _, _, tag in heads], dtype=object)
+        return Chunk(X, y, np.asarray(lines, dtype=np.int64), sample_weight, tags)
+
+    def python_rows(self, first_line, block):
+        """``(heads, lines, features, letters)`` of a block read in Python:
+        each row's head (label, weight, tag) and line, the rows'
+        :class:`~._hashing.Features`, and each feature's namespace's first
+        letter (its code point, that of a space for the default namespace)."""
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError as error:
             line = first_line + block.count(b"\n", 0, error.start)
-            raise DataError(path, line, f"a byte is not UTF-8 text ({error.reason})") from None
-        parsed = (plain_rows if ":" not in text else full_rows)(path, first_line, text)
-        lines = parsed.lines
-        y = self.labels(parsed.heads, lines)
-        weights = np.array([weight for _, weight, _ in parsed.heads])
-        sample_weight = None
-        if not np.isnan(weights).all():
-            sample_weight = np.where(np.isnan(weights), 1.0, weights)
-        X = self.hashed(parsed)
-        tags = np.array([tag for _, _, tag in parsed.heads], dtype=object)
-        return Chunk(X, y, np.array(lines, dtype=np.int64), sample_weight, tags)
+            raise DataError(self.path, line, f"a byte is not UTF-8 text ({error.reason})") from None
+        parsed = (plain_rows if ":" not in text else full_rows)(self.path, first_line, text)
+        heads, lines, rows, names, values, namespaces = parsed
+        distinct = list(dict.fromkeys(names))
+        hash_of = dict(zip(distinct, hash_names(distinct).tolist()))
+        n_features = len(names)
+        features = Features(
+            np.fromiter(rows, dtype=np.int64, count=n_features),
+            np.fromiter(map(hash_of.__getitem__, names), dtype=np.int64, count=n_features),
+            np.fromiter(values, dtype=np.float64, count=n_features),
+        )
+        letters = np.array([ord(namespace[:1] or " ") for namespace in namespaces], dtype=np.int64)
+        return heads, lines, features, letters
+
+    def compiled_rows(self, first_line, block):
+        """:meth:`python_rows` of a block without a ``:``, by
+        :func:`._vw_numba.plain_block`; None where it leaves the block to
+        Python (or without numba, or for a small block)."""
+        compiled = len(block) >= COMPILED_BYTES and compiled_plain_block()
+        read = compiled(block) if compiled else None
+        if read is None:
+            return None
+        spans, rows, hashes, letters = read
+        head_of, heads = {}, []  # a block's heads repeat (a few labels): each read once
+        for line, start, stop in spans.tolist():
+            head = block[start:stop]
+            parsed = head_of.get(head)
+            if parsed is None:
+                parsed = head_of[head] = parse_head(self.path, first_line + line, head.decode())
+            heads.append(parsed)
+        features = Features(rows, hashes, np.ones(len(rows)))
+        return heads, first_line + spans[:, 0], features, letters.astype(np.int64)
 
     def labels(self, heads, lines):
         """The labels of the rows, or None: every row has a label when
@@ -254,31 +314,22 @@ class VwParser:
             raise DataError(self.path, int(lines[wrong[0]]), problem)
         return labels if self.labelled else None
 
-    def hashed(self, parsed):
-        """The CSR matrix of the rows' features (a :class:`VwRows`) and of their crosses."""
-        _, _, rows, names, values, namespaces = parsed
-        distinct = list(dict.fromkeys(names))
-        hash_of = dict(zip(distinct, hash_names(distinct).tolist()))
-        n_features = len(names)
-        features = Features(
-            np.fromiter(rows, dtype=np.int64, count=n_features),
-            np.fromiter(map(hash_of.__getitem__, names), dtype=np.int64, count=n_features),
-            np.fromiter(values, dtype=np.float64, count=n_features),
-        )
+    def hashed(self, features, letters, n_rows):
+        """The CSR matrix of the rows' :class:`~._hashing.Features` and of
+        their crosses (``letters``: each feature's namespace's first letter, a
+        code point)."""
         nonzero = np.flatnonzero(features.values != 0)
         features = features.take(nonzero)
         parts = [features]
         if self.interactions:
-            letters = {letter for letters in self.interactions for letter in letters}
-            first_letters = np.array([namespace[:1] or " " for namespace in namespaces])[nonzero]
+            letters = letters[nonzero]
+            crossed = [tuple(interaction) for interaction in self.interactions]
             by_letter = {
-                letter: features.take(np.flatnonzero(first_letters == letter))
-                for letter in letters
+                letter: features.take(np.flatnonzero(letters == ord(letter)))
+                for letter in set().union(*crossed)
             }
-            parts += crosses(
-                by_letter, [tuple(letters) for letters in self.interactions], len(parsed.heads)
-            )
-        return hashed_matrix(concatenate_features(parts), len(parsed.heads), self.hash_bits)
+            parts += crosses(by_letter, crossed, n_rows)
+        return hashed_matrix(concatenate_features(parts), n_rows, self.hash_bits)
 
 
 def vw_pieces(path, hash_bits, interactions=(), labels_required=True):
