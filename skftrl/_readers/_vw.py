@@ -199,6 +199,14 @@ def plain_rows(path, first_line, text):
     return parsed
 
 
+def head_arrays(heads):
+    """The labels, importance weights (NaN where none) and tags of rows'
+    heads (as :func:`parse_head` gives them), as three arrays."""
+    labels = np.array([label for label, _, _ in heads], dtype=np.float64)
+    weights = np.array([weight for _, weight, _ in heads], dtype=np.float64)
+    return labels, weights, np.array([tag for _, _, tag in heads], dtype=object)
+
+
 def compiled_plain_block():
     """:func:`._vw_numba.plain_block`, or None without numba."""
     global _compiled_plain_block
@@ -242,26 +250,26 @@ class VwParser:
         read = self.compiled_rows(first_line, block) if b":" not in block else None
         if read is None:
             read = self.python_rows(first_line, block)
-        heads, lines, features, letters = read
-        y = self.labels(heads, lines)
-        weights = np.array([weight for _, weight, _ in heads])
+        (labels, weights, tags), lines, features, letters = read
+        y = self.labels(labels, lines)
         sample_weight = None
         if not np.isnan(weights).all():
             sample_weight = np.where(np.isnan(weights), 1.0, weights)
-        X = self.hashed(features, letters, len(heads))
-        tags = np.array([tag for _, _, tag in heads], dtype=object)
+        X = self.hashed(features, letters, len(labels))
         return Chunk(X, y, np.asarray(lines, dtype=np.int64), sample_weight, tags)
 
     def python_rows(self, first_line, block):
         """``(heads, lines, features, letters)`` of a block read in Python:
-        each row's head (label, weight, tag) and line, the rows'
+        the rows' heads (:func:`head_arrays`) and lines, their
         :class:`~._hashing.Features`, and each feature's namespace's first
         letter (its code point, that of a space for the default namespace)."""
         try:
             text = block.decode("utf-8")
         except UnicodeDecodeError as error:
             line = first_line + block.count(b"\n", 0, error.start)
-            raise DataError(self.path, line, f"a byte is not UTF-8 text ({error.reason})") from None
+            raise DataError(
+                self.path, line, f"a byte is not UTF-8 text ({error.reason})"
+            ) from None
         parsed = (plain_rows if ":" not in text else full_rows)(self.path, first_line, text)
         heads, lines, rows, names, values, namespaces = parsed
         distinct = list(dict.fromkeys(names))
@@ -273,7 +281,7 @@ class VwParser:
             np.fromiter(values, dtype=np.float64, count=n_features),
         )
         letters = np.array([ord(namespace[:1] or " ") for namespace in namespaces], dtype=np.int64)
-        return heads, lines, features, letters
+        return head_arrays(heads), lines, features, letters
 
     def compiled_rows(self, first_line, block):
         """:meth:`python_rows` of a block without a ``:``, by
@@ -284,21 +292,27 @@ class VwParser:
         if read is None:
             return None
         spans, rows, hashes, letters = read
-        head_of, heads = {}, []  # a block's heads repeat (a few labels): each read once
-        for line, start, stop in spans.tolist():
-            head = block[start:stop]
-            parsed = head_of.get(head)
-            if parsed is None:
-                parsed = head_of[head] = parse_head(self.path, first_line + line, head.decode())
-            heads.append(parsed)
+        lines = first_line + spans[:, 0]
+        # A block's heads repeat (a few labels): each distinct one is read once,
+        # at its first row (whose line an error names).
+        code_of = {}
+        codes = [
+            code_of.setdefault(block[start:stop], len(code_of))
+            for start, stop in spans[:, 1:].tolist()
+        ]
+        _, first_rows = np.unique(codes, return_index=True)
+        heads = [
+            parse_head(self.path, int(lines[row]), head.decode())
+            for head, row in zip(code_of, first_rows)
+        ]
+        distinct = head_arrays(heads)
         features = Features(rows, hashes, np.ones(len(rows)))
-        return heads, first_line + spans[:, 0], features, letters.astype(np.int64)
+        return [part[codes] for part in distinct], lines, features, letters.astype(np.int64)
 
-    def labels(self, heads, lines):
-        """The labels of the rows, or None: every row has a label when
-        ``labels_required`` is True, none is read when it is False, and the
-        first row tells when it is None."""
-        labels = np.array([label for label, _, _ in heads])
+    def labels(self, labels, lines):
+        """The labels of the rows (``labels``, NaN where a row has none), or
+        None: every row has a label when ``labels_required`` is True, none is
+        read when it is False, and the first row tells when it is None."""
         if self.labels_required is False or not len(labels):
             return None
         missing = np.isnan(labels)
