@@ -315,7 +315,7 @@ def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monke
     from skftrl._readers import _hashing
 
     if not compiled:
-        monkeypatch.setattr(_hashing, "_compiled_canonical_rows", None)
+        monkeypatch.setattr(_hashing, "_compiled_hashing", None)
     rng = np.random.default_rng(n_fields)
     columns = rng.choice(rng.integers(0, 2**30, size=6), size=(n_fields, 300))  # collide
     values = rng.normal(size=(n_fields, 300)) / 3
@@ -359,3 +359,26 @@ def test_a_blocks_hashes_serve_its_chunks_and_those_across_two_blocks():
     # Each block's values were hashed once a field, the chunk across two blocks included.
     assert all(sorted(block.cache) == ["hour", "site"] for block in blocks)
     assert all(len(block.cache["site"]) == len(block.distinct) for block in blocks)
+
+
+@needs_numba
+@needs_readers_extra
+@pytest.mark.parametrize("large", [False, True])
+def test_compiled_murmurhash3_of_arrow_strings_is_scikit_learns(large):
+    """Every length's tail (0 to 3 bytes past the 4-byte blocks), empty values
+    and prefixes, text beyond ASCII, a sliced array (its offsets start past 0)."""
+    import pyarrow as pa
+
+    from skftrl._readers._hashing_numba import hash_prefixed
+    from skftrl._readers._tables import arrow_text
+
+    rng = np.random.default_rng(0)
+    alphabet = list("abcXYZ019=|: \t") + ["é", "中", "😀", "\u00a0"]
+    values = ["".join(rng.choice(alphabet, size=n)) for n in rng.integers(0, 24, size=3000)]
+    strings = pa.array(values, pa.large_string() if large else pa.string()).slice(7)
+    for field in ["", "c", "ab", "abc", "c07", "名前"]:
+        prefix = np.frombuffer(f"{field}=".encode(), dtype=np.uint8)
+        expected = [murmurhash3_32(f"{field}={value}", seed=0) for value in values[7:]]
+        assert hash_prefixed(prefix, *arrow_text(strings)).tolist() == expected
+    assert arrow_text(pa.array(["a", None])) is None
+    assert arrow_text(pa.array([1, 2])) is None

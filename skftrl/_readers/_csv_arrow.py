@@ -33,6 +33,7 @@ from ._csv_text import CsvInput, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, concatenate_factorized, factorize
 from ._sources import DataError, read_ahead
+from ._tables import arrow_text
 
 NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
 # The blocks' tables are allocated by the C library's allocator, which gives
@@ -293,6 +294,7 @@ class ArrowCsvInput(CsvInput):
                     missing,
                     numbers_of(dictionary, missing),
                     cached=True,
+                    text=arrow_text(dictionary),
                 )
             )
         return columns

@@ -49,9 +49,9 @@ class Factorized:
     use, chunk by chunk.
     """
 
-    __slots__ = ("distinct", "codes", "missing", "numbers", "cache", "parts")
+    __slots__ = ("distinct", "codes", "missing", "numbers", "cache", "parts", "text")
 
-    def __init__(self, distinct, codes, missing=None, numbers=None, cached=False):
+    def __init__(self, distinct, codes, missing=None, numbers=None, cached=False, text=None):
         self.distinct = np.asarray(distinct, dtype=object)
         codes = np.asarray(codes)
         # pyarrow's int32 codes are kept: half the memory of a block in flight.
@@ -61,10 +61,13 @@ class Factorized:
         # field -> hashes of the distinct values, shared by the block's slices.
         self.cache = {} if cached else None
         self.parts = None  # of a concatenation of cached columns: those columns
+        # Of strings read by pyarrow: their UTF-8 bytes and offsets
+        # (tables.arrow_text), which numba hashes without Python strings.
+        self.text = text
 
     def with_codes(self, codes, missing=None, numbers=None):
         """The same distinct values (and their hashes) with other codes."""
-        column = Factorized(self.distinct, codes, missing, numbers)
+        column = Factorized(self.distinct, codes, missing, numbers, text=self.text)
         column.cache, column.parts = self.cache, self.parts
         return column
 
@@ -121,8 +124,12 @@ class Factorized:
             return None
         hashes = self.cache.get(field)
         if hashes is None:
+            compiled = compiled_hashing() if self.text is not None else None
             if self.parts is not None:
                 hashes = np.concatenate([part.hashes_of(field) for part in self.parts])
+            elif compiled is not None:
+                prefix = np.frombuffer(f"{field}=".encode(), dtype=np.uint8)
+                hashes = compiled.hash_prefixed(prefix, *self.text)
             else:
                 hashes = hash_names(category_names(field, self.distinct))
             self.cache[field] = hashes
@@ -392,9 +399,9 @@ def canonical_rows(columns, values):
     ``(i, columns[f, i]) = values[f, i]`` (NaN: no entry), each row's columns
     sorted, the values of a column added up in the order of ``f``: by numba
     where it is installed (:mod:`._hashing_numba`, the same arrays)."""
-    compiled = compiled_canonical_rows()
+    compiled = compiled_hashing()
     if compiled is not None:
-        return compiled(columns, values)
+        return compiled.canonical_rows(columns, values)
     n_fields, n_rows = columns.shape
     # Sort each row's keys (column, field): a key's field, in its low bits,
     # keeps the fields' order among a column's values; no entry sorts last.
@@ -421,19 +428,20 @@ def canonical_rows(columns, values):
     return indptr, column.astype(np.int32), data
 
 
-def compiled_canonical_rows():
-    """:func:`._hashing_numba.canonical_rows`, or None without numba."""
-    global _compiled_canonical_rows
-    if _compiled_canonical_rows is False:
+def compiled_hashing():
+    """The module :mod:`._hashing_numba` (the compiled :func:`canonical_rows`
+    and MurmurHash3 of Arrow's strings), or None without numba."""
+    global _compiled_hashing
+    if _compiled_hashing is False:
         try:
-            from ._hashing_numba import canonical_rows as compiled
+            from . import _hashing_numba as compiled
         except ImportError:
             compiled = None
-        _compiled_canonical_rows = compiled
-    return _compiled_canonical_rows
+        _compiled_hashing = compiled
+    return _compiled_hashing
 
 
-_compiled_canonical_rows = False  # not looked for yet
+_compiled_hashing = False  # not looked for yet
 
 
 def names_by_column(features, hash_bits):

@@ -107,3 +107,23 @@ def murmurhash3(buffer, start, stop):
     h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
     h ^= h >> np.uint64(16)
     return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
+
+
+@njit(cache=cache, nogil=True)
+def hash_prefixed(prefix, data, offsets):
+    """The :func:`murmurhash3` of ``prefix`` followed by each value's bytes
+    ``data[offsets[i]:offsets[i + 1]]`` (the UTF-8 text of a pyarrow string
+    array): :func:`._hashing.hash_names` of ``prefix + value``, as int64."""
+    n_values = len(offsets) - 1
+    longest = 0
+    for i in range(n_values):
+        longest = max(longest, offsets[i + 1] - offsets[i])
+    name = np.empty(len(prefix) + longest, dtype=np.uint8)
+    name[: len(prefix)] = prefix
+    hashes = np.empty(n_values, dtype=np.int64)
+    for i in range(n_values):
+        start, length = offsets[i], offsets[i + 1] - offsets[i]
+        for j in range(length):
+            name[len(prefix) + j] = data[start + j]
+        hashes[i] = murmurhash3(name, 0, len(prefix) + length)
+    return hashes

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import Factorized, record_names
 from ._sources import DataError, read_ahead, source_name
-from ._tables import arrow_column, dictionary_codes
+from ._tables import arrow_column, arrow_text, dictionary_codes
 
 
 def open_parquet(path):
@@ -148,7 +148,9 @@ def batch_features(table, features, categorical, dictionaries):
             columns[field] = known[1].with_codes(codes)
             continue
         distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
-        columns[field] = Factorized(distinct, codes, cached=True)
+        columns[field] = Factorized(
+            distinct, codes, cached=True, text=arrow_text(array.dictionary)
+        )
         dictionaries[field] = (array.dictionary, columns[field])
     return columns
 

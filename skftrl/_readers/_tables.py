@@ -121,6 +121,24 @@ def arrow_column(array, by_value):
     return Column(categories=Factorized(distinct, dictionary_codes(array)))
 
 
+def arrow_text(strings):
+    """``(data, offsets)``: the UTF-8 bytes of a pyarrow string array (of
+    ``string`` or ``large_string`` values, none null) and each value's start
+    among them, then their end, as numpy views; None for other arrays."""
+    import pyarrow as pa
+
+    kind = strings.type
+    if strings.null_count or not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return None
+    _, offsets, data = strings.buffers()
+    width = np.int64 if pa.types.is_large_string(kind) else np.int32
+    offsets = np.frombuffer(offsets, dtype=width)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, dtype=np.uint8)
+    return data, offsets
+
+
 def dictionary_codes(array):
     """Each row's code of a pyarrow DictionaryArray, -1 where it is null."""
     import pyarrow as pa
