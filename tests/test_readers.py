@@ -581,13 +581,21 @@ def test_vw_text_without_values_is_read_as_each_token_is():
         assert errors[0] == errors[1] and errors[0].startswith("t:8: ")
 
 
-def random_plain_vw(rng, n_lines):
-    """Lines of VW text without a ``:``, in every form the readers take:
-    tags, importance weights, default and named namespaces, empty
-    segments, ASCII whitespace of every kind, blank lines, CRLF ends."""
+def random_vw(rng, n_lines, values=False):
+    """Lines of VW text in every form the readers take: tags, importance
+    weights, default and named namespaces, empty segments, ASCII whitespace
+    of every kind, blank lines, CRLF ends; and with ``values``, features'
+    values and namespaces' weights (zeros among them)."""
     spaces = [" ", "  ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f"]
     heads = ["1 ", "-1 ", "0 'tag", "1 2 ", "0.5 t", "1\t'", "-1 0 'u", "3 2\x0bv"]
     words = ["a", "b", "ab", "abc", "abcd", "x=1", "~!", "a.b", "'q", "0", "Zz9", "12345"]
+    namespaces = words[:6]  # and, with values, namespaces with a weight
+    if values:
+        numbers = ["1", "-0.5", "+2.", ".25", "1e3", "7E-2", "0", "-0", "123456789012345", "3.1"]
+        words = words + [f"{word}:{number}" for word in words[:6] for number in numbers]
+        namespaces = namespaces + [
+            f"{name}:{number}" for name in ["", "n", "xy"] for number in numbers
+        ]
     lines = []
     for _ in range(n_lines):
         if rng.random() < 0.1:
@@ -597,6 +605,8 @@ def random_plain_vw(rng, n_lines):
         for _ in range(rng.integers(0, 4)):
             tokens = list(rng.choice(words, size=rng.integers(0, 5)))
             opening = str(rng.choice(["", " ", "\t", "\r"])) if rng.random() < 0.5 else ""
+            if rng.random() < 0.5:  # a namespace named
+                opening = str(rng.choice(namespaces)) + opening
             gaps = [str(rng.choice(spaces)) for _ in tokens]
             segments.append(
                 opening + "".join(g + t for g, t in zip(gaps, tokens)) + " " * (rng.random() < 0.3)
@@ -612,7 +622,8 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
     from skftrl._readers import _vw
 
     rng = np.random.default_rng(len(interactions))
-    texts = [VW_PLAIN] + [random_plain_vw(rng, n) for n in (1, 2, 5, 40, 400, 2000)]
+    texts = [VW_PLAIN, VW_TEXT] + [random_vw(rng, n) for n in (1, 2, 5, 40, 400, 2000)]
+    texts += [random_vw(rng, n, values=True) for n in (1, 2, 5, 40, 400, 2000)]
     for text in texts:
         block = text.encode()
         parser = _vw.VwParser("t", 12, interactions, labels_required=True)
@@ -628,9 +639,23 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
         assert np.array_equal(compiled.sample_weight, python.sample_weight)
         assert compiled.tags.tolist() == python.tags.tolist()
     # Left to Python, which reads or explains them: text beyond ASCII, a line
-    # without a bar.
+    # without a bar, numbers in other forms (or not numbers), a feature
+    # without a name.
     monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
     parser = _vw.VwParser("t", 12)
+    for text in ["1 |a b:1_0\n", "1 |a b:1e-300\n", "1 |a:1_0 b\n", "1 |a b:12345678901234567\n"]:
+        assert parser.compiled_rows(1, text.encode()) is None
+        X = parser.parse(1, text.encode()).X
+        assert np.array_equal(X.data, [float(text.split(":")[1].split()[0])]) or X.nnz == 0
+    for text, message in [
+        ("1 |a b:\n", "the value of feature 'b' '' is not a finite number"),
+        ("1 |a b:inf\n", "the value of feature 'b' 'inf' is not a finite number"),
+        ("1 |a:1:2 b\n", "the weight of namespace 'a' '1:2' is not a finite number"),
+        ("1 |a :3\n", "the feature ':3' has no name"),
+    ]:
+        assert parser.compiled_rows(1, text.encode()) is None
+        with pytest.raises(ValueError, match=f"^t:1: {message}"):
+            parser.parse(1, text.encode())
     assert parser.compiled_rows(1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
     assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 2
     assert parser.compiled_rows(1, b"1 |a b\n1 a b\n") is None

@@ -23,10 +23,10 @@ prediction) is an error that names its line. A block without a ``:`` (no
 feature values, no namespace weights: every feature's value is 1, as in most
 click logs) is read by a shorter loop, :func:`plain_rows`, several times
 faster than reading each token as :func:`full_rows` does; both give the same
-rows. With numba installed, such a block of ASCII text is read and hashed by
-compiled code (:mod:`._vw_numba`), faster again, with the same result; only
-the heads of its rows (label, weight, tag) are read in Python, each distinct
-one once.
+rows. With numba installed, a block of ASCII text (with or without ``:``) is
+read and hashed by compiled code (:mod:`._vw_numba`), faster again, with
+the same result; only the heads of its rows (label, weight, tag) are read in
+Python, each distinct one once.
 """
 
 import math
@@ -207,19 +207,19 @@ def head_arrays(heads):
     return labels, weights, np.array([tag for _, _, tag in heads], dtype=object)
 
 
-def compiled_plain_block():
-    """:func:`._vw_numba.plain_block`, or None without numba."""
-    global _compiled_plain_block
-    if _compiled_plain_block is False:
+def compiled_reader():
+    """:func:`._vw_numba.read_block`, or None without numba."""
+    global _compiled_reader
+    if _compiled_reader is False:
         try:
-            from ._vw_numba import plain_block as compiled
+            from ._vw_numba import read_block as compiled
         except ImportError:
             compiled = None
-        _compiled_plain_block = compiled
-    return _compiled_plain_block
+        _compiled_reader = compiled
+    return _compiled_reader
 
 
-_compiled_plain_block = False  # not looked for yet
+_compiled_reader = False  # not looked for yet
 
 
 def check_interactions(interactions):
@@ -247,7 +247,7 @@ class VwParser:
 
     def parse(self, first_line, block):
         """The :class:`~._chunks.Chunk` of a block of whole lines, with its tags."""
-        read = self.compiled_rows(first_line, block) if b":" not in block else None
+        read = self.compiled_rows(first_line, block)
         if read is None:
             read = self.python_rows(first_line, block)
         (labels, weights, tags), lines, features, letters = read
@@ -284,14 +284,14 @@ class VwParser:
         return head_arrays(heads), lines, features, letters
 
     def compiled_rows(self, first_line, block):
-        """:meth:`python_rows` of a block without a ``:``, by
-        :func:`._vw_numba.plain_block`; None where it leaves the block to
-        Python (or without numba, or for a small block)."""
-        compiled = len(block) >= COMPILED_BYTES and compiled_plain_block()
+        """:meth:`python_rows` of a block, by :func:`._vw_numba.read_block`;
+        None where it leaves the block to Python (or without numba, or for a
+        small block)."""
+        compiled = len(block) >= COMPILED_BYTES and compiled_reader()
         read = compiled(block) if compiled else None
         if read is None:
             return None
-        spans, rows, hashes, letters = read
+        spans, rows, hashes, values, letters = read
         lines = first_line + spans[:, 0]
         # A block's heads repeat (a few labels): each distinct one is read once,
         # at its first row (whose line an error names).
@@ -306,7 +306,7 @@ class VwParser:
             for head, row in zip(code_of, first_rows)
         ]
         distinct = head_arrays(heads)
-        features = Features(rows, hashes, np.ones(len(rows)))
+        features = Features(rows, hashes, values)
         return [part[codes] for part in distinct], lines, features, letters.astype(np.int64)
 
     def labels(self, labels, lines):

@@ -1,22 +1,27 @@
-"""Vowpal Wabbit text without ``:`` read and hashed by numba (optional).
+"""Vowpal Wabbit text read and hashed by numba (optional).
 
-:func:`plain_block` reads a block of whole lines as :func:`._vw.plain_rows`
-reads it (features of the value 1, named ``namespace=token``, or ``token``
-in the default namespace) and hashes each feature's name as
-:func:`._hashing.hash_names` does, in one pass over the bytes that releases
-the GIL. Only ASCII text is read here: Python's ``str.split`` also splits on
-spaces beyond ASCII, and a block holding any other byte, or a line that is
-neither blank nor has a ``|`` (an error), is left to :func:`._vw.plain_rows`,
-which reads or explains it. Importing this module needs numba
-(``pip install "skftrl[fast]"``).
+:func:`read_block` reads a block of whole lines as :func:`._vw.full_rows`
+reads it (and :func:`._vw.plain_rows`, for a block without ``:``): each
+feature named ``namespace=token`` (``token`` in the default namespace), its
+value that of its ``:value`` (1 without one) times its namespace's
+``:weight``; and hashes each name as :func:`._hashing.hash_names` does, in
+one pass over the bytes that releases the GIL. It reads ASCII text only
+(Python's ``str.split`` also splits on spaces beyond ASCII), and numbers in
+the forms the compiled LIBSVM parser reads exactly (``_decimal``, as
+Python's ``float()`` reads them). A block holding anything else (another
+byte, another number, a feature without a name, a line that is neither
+blank nor has a ``|``) is left to Python, which reads or explains it. The
+heads of the rows (label, importance weight, tag) are read in Python.
+Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
 
 import numpy as np
 from numba import njit
 
 from ._hashing_numba import cache, murmurhash3
+from ._libsvm_numba import _decimal
 
-NEWLINE, BAR, SPACE, TAB = 10, 124, 32, 9
+NEWLINE, BAR, SPACE, TAB, COLON, EQUALS = 10, 124, 32, 9, 58, 61
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -25,12 +30,21 @@ def _is_space(byte):
     return byte == SPACE or 9 <= byte <= 13 or 28 <= byte <= 31
 
 
+@njit(cache=cache, nogil=True, inline="always")
+def _colon(data, start, stop):
+    """The position of the first ``:`` in ``data[start:stop]``, else ``stop``."""
+    while start < stop and data[start] != COLON:
+        start += 1
+    return start
+
+
 @njit(cache=cache, nogil=True)
-def _plain_block(data, found, heads, features, letters):
+def _read_block(data, found, heads, features, values, letters):
     """Fill ``heads`` (a row's line in the block, its head's start and end),
-    ``features`` (a feature's row and hash) and ``letters`` (the first byte
-    of a feature's namespace, a space for the default one); ``found``: the
-    rows and features read, or ``found[0] = -1`` for a block left to Python."""
+    ``features`` (a feature's row and hash), ``values`` and ``letters`` (the
+    first byte of a feature's namespace, a space for the default one);
+    ``found``: the rows and features read, or ``found[0] = -1`` for a block
+    left to Python."""
     size = len(data)
     name = np.empty(size + 1, dtype=np.uint8)  # namespace "=" token, to hash
     n_rows = n_features = 0
@@ -56,10 +70,11 @@ def _plain_block(data, found, heads, features, letters):
                 while end < stop and data[end] != BAR:
                     end += 1
                 # A segment whose first byte is not a space or a tab names its
-                # namespace by its first token (if it has one).
-                named = end > segment and data[segment] != SPACE and data[segment] != TAB
+                # namespace (and its weight) by its first token, if it has one.
+                opens = end > segment and data[segment] != SPACE and data[segment] != TAB
                 prefix = 0  # the bytes of "namespace=" in name
                 letter = SPACE
+                scale = 1.0
                 position = segment
                 while position < end:
                     while position < end and _is_space(data[position]):
@@ -69,17 +84,36 @@ def _plain_block(data, found, heads, features, letters):
                     token = position
                     while position < end and not _is_space(data[position]):
                         position += 1
-                    if named and prefix == 0:
-                        for i in range(token, position):
-                            name[i - token] = data[i]
-                        prefix = position - token + 1
-                        name[prefix - 1] = 61  # "="
-                        letter = data[token]
+                    colon = _colon(data, token, position)
+                    if opens:
+                        opens = False
+                        if colon < position:
+                            ok, scale = _decimal(data, colon + 1, position)
+                            if not ok:
+                                found[0] = -1
+                                return
+                        if colon > token:
+                            for i in range(token, colon):
+                                name[i - token] = data[i]
+                            prefix = colon - token + 1
+                            name[prefix - 1] = EQUALS
+                            letter = data[token]
                         continue
-                    for i in range(token, position):
+                    if colon == token:  # no name
+                        found[0] = -1
+                        return
+                    value = scale
+                    if colon < position:
+                        ok, number = _decimal(data, colon + 1, position)
+                        if not ok:
+                            found[0] = -1
+                            return
+                        value = scale * number
+                    for i in range(token, colon):
                         name[prefix + i - token] = data[i]
                     features[n_features, 0] = n_rows
-                    features[n_features, 1] = murmurhash3(name, 0, prefix + position - token)
+                    features[n_features, 1] = murmurhash3(name, 0, prefix + colon - token)
+                    values[n_features] = value
                     letters[n_features] = letter
                     n_features += 1
                 segment = end + 1
@@ -89,12 +123,12 @@ def _plain_block(data, found, heads, features, letters):
     found[0], found[1] = n_rows, n_features
 
 
-def plain_block(block):
-    """``(heads, rows, hashes, letters)`` of a block of whole lines (bytes)
-    without a ``:``: each row's line in the block (from 0) and the span of
-    its head (the bytes before its first ``|``) as ``heads``, an array of 3
-    columns; each feature's row, hash and namespace's first byte. None for a
-    block left to :func:`._vw.plain_rows` (see the module)."""
+def read_block(block):
+    """``(heads, rows, hashes, values, letters)`` of a block of whole lines
+    (bytes): each row's line in the block (from 0) and the span of its head
+    (the bytes before its first ``|``) as ``heads``, an array of 3 columns;
+    each feature's row, hash, value and namespace's first byte. None for a
+    block left to Python (see the module)."""
     data = np.frombuffer(block, dtype=np.uint8)
     if data.size and data.max() >= 128:
         return None
@@ -102,10 +136,17 @@ def plain_block(block):
     # At most one feature for every two bytes (a byte and a space).
     heads = np.empty((n_lines, 3), dtype=np.int64)
     features = np.empty((len(block) // 2 + 1, 2), dtype=np.int64)
+    values = np.empty(len(block) // 2 + 1, dtype=np.float64)
     letters = np.empty(len(block) // 2 + 1, dtype=np.uint8)
     found = np.zeros(2, dtype=np.int64)
-    _plain_block(data, found, heads, features, letters)
+    _read_block(data, found, heads, features, values, letters)
     if found[0] < 0:
         return None
     n_rows, n_features = found
-    return heads[:n_rows], features[:n_features, 0], features[:n_features, 1], letters[:n_features]
+    return (
+        heads[:n_rows],
+        features[:n_features, 0],
+        features[:n_features, 1],
+        values[:n_features],
+        letters[:n_features],
+    )
