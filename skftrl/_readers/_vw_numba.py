@@ -38,6 +38,15 @@ def _colon(data, start, stop):
     return start
 
 
+@njit(cache=cache, nogil=True, inline="always")
+def _number_after(data, colon, stop):
+    """``(ok, number)`` of a token's text after its ``:`` at ``colon`` (1
+    without one): a namespace's weight or a feature's value."""
+    if colon == stop:
+        return True, 1.0
+    return _decimal(data, colon + 1, stop)
+
+
 @njit(cache=cache, nogil=True)
 def _read_block(data, found, heads, features, values, letters):
     """Fill ``heads`` (a row's line in the block, its head's start and end),
@@ -85,13 +94,13 @@ def _read_block(data, found, heads, features, values, letters):
                     while position < end and not _is_space(data[position]):
                         position += 1
                     colon = _colon(data, token, position)
-                    if opens:
+                    ok, number = _number_after(data, colon, position)
+                    if not ok or (colon == token and not opens):  # a feature without a name
+                        found[0] = -1
+                        return
+                    if opens:  # the namespace's name and weight
                         opens = False
-                        if colon < position:
-                            ok, scale = _decimal(data, colon + 1, position)
-                            if not ok:
-                                found[0] = -1
-                                return
+                        scale = number
                         if colon > token:
                             for i in range(token, colon):
                                 name[i - token] = data[i]
@@ -99,21 +108,11 @@ def _read_block(data, found, heads, features, values, letters):
                             name[prefix - 1] = EQUALS
                             letter = data[token]
                         continue
-                    if colon == token:  # no name
-                        found[0] = -1
-                        return
-                    value = scale
-                    if colon < position:
-                        ok, number = _decimal(data, colon + 1, position)
-                        if not ok:
-                            found[0] = -1
-                            return
-                        value = scale * number
                     for i in range(token, colon):
                         name[prefix + i - token] = data[i]
                     features[n_features, 0] = n_rows
                     features[n_features, 1] = murmurhash3(name, 0, prefix + colon - token)
-                    values[n_features] = value
+                    values[n_features] = scale * number
                     letters[n_features] = letter
                     n_features += 1
                 segment = end + 1
