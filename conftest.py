@@ -30,6 +30,7 @@ NUMBA_MODULES = [
     "skftrl/_engines/_rounds_numba.py",
     "skftrl/_readers/_libsvm_numba.py",
     "skftrl/_readers/_hashing_numba.py",
+    "skftrl/_readers/_vw_numba.py",
 ]
 PYARROW_MODULES = ["skftrl/_readers/_csv_arrow.py", "skftrl/_readers/_parquet.py"]
 HAS_PYARROW = importlib.util.find_spec("pyarrow") is not None
