@@ -15,6 +15,7 @@ import gzip
 import io
 import lzma
 import sys
+import threading
 
 import joblib
 import numpy as np
@@ -579,6 +580,45 @@ def test_vw_text_without_values_is_read_as_each_token_is():
                 rows_of("t", 7, "1 |a ok\n" + line)
             errors.append(str(error.value))
         assert errors[0] == errors[1] and errors[0].startswith("t:8: ")
+
+
+@needs_numba
+@needs_readers_extra
+def test_the_readers_import_numba_in_the_calling_thread_before_reading_ahead(
+    tmp_path, monkeypatch
+):
+    """The VW and Parquet readers read ahead in a thread that uses compiled
+    code; numba is imported before it starts, in the caller's thread (two
+    threads importing it at once can deadlock), not by the reader's thread."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skftrl._readers import _hashing, _parquet, _vw
+
+    importers = []
+
+    def recorded(module, cached, lookup):
+        def looked_up():
+            if getattr(module, cached) is False:  # this call imports
+                importers.append(threading.current_thread())
+            return lookup()
+
+        return looked_up
+
+    monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
+    monkeypatch.setattr(_vw, "_compiled_reader", False)
+    monkeypatch.setattr(
+        _vw, "compiled_reader", recorded(_vw, "_compiled_reader", _vw.compiled_reader)
+    )
+    (tmp_path / "t.vw").write_text(VW_PLAIN * 50)
+    assert sum(len(X.indptr) - 1 for X, _, _, _ in iter_vw(tmp_path / "t.vw")) == 200
+    monkeypatch.setattr(_hashing, "_compiled_hashing", False)
+    hashing = recorded(_hashing, "_compiled_hashing", _hashing.compiled_hashing)
+    monkeypatch.setattr(_hashing, "compiled_hashing", hashing)
+    monkeypatch.setattr(_parquet, "compiled_hashing", hashing)
+    pq.write_table(pa.table({"y": [0.0, 1.0] * 50, "a": ["x", "y"] * 50}), tmp_path / "t.pq")
+    assert sum(len(y) for _, y, _ in iter_parquet(tmp_path / "t.pq", label_column="y")) == 100
+    assert importers == [threading.main_thread()] * 2
 
 
 def random_vw(rng, n_lines, values=False):

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._chunks import Chunk, collect_classes, rechunk
-from ._hashing import Factorized, record_names
+from ._hashing import Factorized, compiled_hashing, record_names
 from ._sources import DataError, read_ahead, source_name
 from ._tables import arrow_column, arrow_text, dictionary_codes
 
@@ -227,5 +227,9 @@ def read_parquet(parquet, name, hasher, columns, chunk_size, names=None):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
     a thread while the chunks before are learned."""
+    # numba (the compiled hashing) imported in this thread, before the
+    # reader's starts: two threads importing it at once (the reader's and a
+    # learner's) can deadlock on its circular imports.
+    compiled_hashing()
     pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names)
     return rechunk(read_ahead(pieces), chunk_size)
