@@ -1,10 +1,16 @@
-""":func:`._hashing.canonical_rows` compiled with numba (optional).
+"""The hashing of :mod:`._hashing` compiled with numba (optional).
 
-One pass over the rows, each row's few entries sorted by rank (a key's place
-is the number of the row's keys below it), instead of numpy's sort of the
-whole batch; it gives the same arrays, and releases the GIL. Counting ranks
-compares every pair of keys but has no branch to mispredict: on random
-columns it is faster than an insertion sort, from 5 fields to 200.
+:func:`murmurhash3` hashes bytes as :func:`._hashing.hash_names` hashes a
+name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
+and :func:`hash_prefixed`, for pyarrow's strings, use it).
+
+:func:`canonical_rows`: one pass over the rows, each row's few entries
+sorted by rank (a key's place is the number of the row's keys below it),
+instead of numpy's sort of the whole batch; it gives the same arrays, and
+releases the GIL. Counting ranks compares every pair of keys but has no
+branch to mispredict: on random columns it is faster than an insertion
+sort, from 5 fields to 200.
+
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
 
