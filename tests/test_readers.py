@@ -664,6 +664,10 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
     rng = np.random.default_rng(len(interactions))
     texts = [VW_PLAIN, VW_TEXT] + [random_vw(rng, n) for n in (1, 2, 5, 40, 400, 2000)]
     texts += [random_vw(rng, n, values=True) for n in (1, 2, 5, 40, 400, 2000)]
+    # Many distinct heads (a tag a row, some repeated, some a prefix of
+    # another): each row keeps its own.
+    tags = rng.integers(0, 3000, size=5000)
+    texts.append("".join(f"{tag % 2} '{tag}|a x\n{tag % 3 - 1} {tag}0| y\n" for tag in tags))
     for text in texts:
         block = text.encode()
         parser = _vw.VwParser("t", 12, interactions, labels_required=True)

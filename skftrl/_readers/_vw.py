@@ -291,21 +291,16 @@ class VwParser:
         read = compiled(block) if compiled else None
         if read is None:
             return None
-        spans, rows, hashes, values, letters = read
-        lines = first_line + spans[:, 0]
+        block_lines, heads, codes, rows, hashes, values, letters = read
+        lines = first_line + block_lines
         # A block's heads repeat (a few labels): each distinct one is read once,
         # at its first row (whose line an error names).
-        code_of = {}
-        codes = [
-            code_of.setdefault(block[start:stop], len(code_of))
-            for start, stop in spans[:, 1:].tolist()
-        ]
-        _, first_rows = np.unique(codes, return_index=True)
-        heads = [
-            parse_head(self.path, int(lines[row]), head.decode())
-            for head, row in zip(code_of, first_rows)
-        ]
-        distinct = head_arrays(heads)
+        distinct = head_arrays(
+            [
+                parse_head(self.path, int(lines[row]), block[start:stop].decode())
+                for start, stop, row in heads.tolist()
+            ]
+        )
         features = Features(rows, hashes, values)
         return [part[codes] for part in distinct], lines, features, letters.astype(np.int64)
 
