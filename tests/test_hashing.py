@@ -291,20 +291,28 @@ def test_arrow_columns_of_every_index_and_string_type_hash_as_python_values():
     assert (hasher.transform(table) != hasher.transform(rows)).nnz == 0
 
 
+def canonical_rows_reference_of(rows):
+    """``(indptr, indices, data)`` of rows given as ``{column: value}``."""
+    indptr, indices, data = [0], [], []
+    for row in rows:
+        indices += sorted(row)
+        data += [row[column] for column in sorted(row)]
+        indptr.append(len(indices))
+    return indptr, indices, data
+
+
 def canonical_rows_reference(columns, values):
     """Row by row in plain Python: a row's values added up per column in the
     order of the fields (NaN: none), its columns sorted."""
-    indptr, indices, data = [0], [], []
+    rows = []
     for i in range(columns.shape[1]):
         row = {}
         for f in range(columns.shape[0]):
             if not math.isnan(values[f, i]):
                 column = int(columns[f, i])
                 row[column] = row[column] + values[f, i] if column in row else values[f, i]
-        indices += sorted(row)
-        data += [row[column] for column in sorted(row)]
-        indptr.append(len(indices))
-    return indptr, indices, data
+        rows.append(row)
+    return canonical_rows_reference_of(rows)
 
 
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
@@ -326,6 +334,39 @@ def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monke
     assert np.array_equal(indptr, expected[0]) and np.array_equal(indices, expected[1])
     assert np.array_equal(data, expected[2])  # bit for bit
     assert indices.dtype == np.int32 and data.dtype == np.float64
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
+@pytest.mark.parametrize("longest", [3, 20, 200])
+def test_features_are_assembled_as_the_reference_adds_them(compiled, longest, monkeypatch):
+    """hashed_matrix (Vowpal Wabbit text): features in any order of rows,
+    rows of 0 to ``longest`` features (sorted by insertion and by merge
+    sort), many collisions of three and more in a column, values cancelling
+    (an explicit zero kept, as scipy keeps it)."""
+    from skftrl._readers import _hashing
+
+    if not compiled:
+        monkeypatch.setattr(_hashing, "_compiled_hashing", None)
+    rng = np.random.default_rng(longest)
+    n_rows, hash_bits = 50, 12
+    rows = np.repeat(np.arange(n_rows), rng.integers(0, longest + 1, size=n_rows))
+    rows = rng.permutation(rows)
+    hashes = rng.choice(rng.integers(-(2**31), 2**31, size=8), size=len(rows))
+    values = rng.normal(size=len(rows)) / 3
+    rows, hashes = np.append(rows, [7, 7]), np.append(hashes, [12345, 12345])
+    values = np.append(values, [0.5, -0.5])  # row 7 has nothing else in 12345's column
+    values[(rows == 7) & (hashes != 12345)] = 0.0
+    X = _hashing.hashed_matrix(_hashing.Features(rows, hashes, values), n_rows, hash_bits)
+    columns = np.abs(hashes) % 2**hash_bits
+    expected_rows = [{} for _ in range(n_rows)]
+    for row, column, value in zip(rows.tolist(), columns.tolist(), values.tolist()):
+        by_column = expected_rows[row]
+        by_column[column] = by_column[column] + value if column in by_column else value
+    expected = canonical_rows_reference_of(expected_rows)
+    assert X.shape == (n_rows, 2**hash_bits) and X.has_canonical_format
+    assert np.array_equal(X.indptr, expected[0]) and np.array_equal(X.indices, expected[1])
+    assert np.array_equal(X.data, expected[2])  # bit for bit
+    assert X[7, 12345 % 2**hash_bits] == 0 and 12345 % 2**hash_bits in X[7].indices
 
 
 def test_a_blocks_hashes_serve_its_chunks_and_those_across_two_blocks():

@@ -368,12 +368,23 @@ def crosses(features_of, interactions, n_rows, named=False):
 
 
 def hashed_matrix(features, n_rows, hash_bits):
-    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`Features`, duplicates added up."""
-    X = sp.csr_matrix(
-        (features.values, (features.rows, columns_of(features.hashes, hash_bits))),
-        shape=(n_rows, 2**hash_bits),
-    )
-    X.sum_duplicates()
+    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`Features`, each
+    row's columns sorted, the values of a column added up in the order of
+    the features: by numba where it is installed (:mod:`._hashing_numba`,
+    the same arrays)."""
+    columns = columns_of(features.hashes, hash_bits)
+    compiled = compiled_hashing()
+    if compiled is not None:
+        indptr, indices, data = compiled.sorted_rows(
+            features.rows, columns, features.values, n_rows
+        )
+    else:
+        order = np.lexsort((columns, features.rows))  # stable: ties stay in order
+        indptr, indices, data = summed_rows(
+            features.rows[order], columns[order], features.values[order], n_rows
+        )
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, 2**hash_bits))
+    X.has_canonical_format = True  # known: no later check pays a pass to find it
     return X
 
 
@@ -416,21 +427,27 @@ def canonical_rows(columns, values):
         present = keys != none
         rows, keys = rows[present], keys[present]
     column, field = keys >> shift, keys & ((1 << shift) - 1)
-    data = values[field, rows]
-    first = np.ones(len(keys), dtype=bool)  # of the entries of a row's column
-    first[1:] = (column[1:] != column[:-1]) | (rows[1:] != rows[:-1])
+    return summed_rows(rows, column, values[field, rows], n_rows)
+
+
+def summed_rows(rows, columns, values, n_rows):
+    """``(indptr, indices, data)`` of the CSR matrix of entries sorted by row
+    and column, the values of a row's column added up in their order."""
+    first = np.ones(len(rows), dtype=bool)  # of the entries of a row's column
+    first[1:] = (columns[1:] != columns[:-1]) | (rows[1:] != rows[:-1])
     if not first.all():
         # bincount adds in order, as the compiled code does.
-        data = np.bincount(np.cumsum(first) - 1, weights=data)
-        rows, column = rows[first], column[first]
+        values = np.bincount(np.cumsum(first) - 1, weights=values)
+        rows, columns = rows[first], columns[first]
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
-    return indptr, column.astype(np.int32), data
+    return indptr, columns.astype(np.int32), values.astype(np.float64, copy=False)
 
 
 def compiled_hashing():
-    """The module :mod:`._hashing_numba` (the compiled :func:`canonical_rows`
-    and MurmurHash3 of Arrow's strings), or None without numba."""
+    """The module :mod:`._hashing_numba` (the compiled :func:`canonical_rows`,
+    :func:`hashed_matrix`'s rows and MurmurHash3 of Arrow's strings), or None
+    without numba."""
     global _compiled_hashing
     if _compiled_hashing is False:
         try:

@@ -327,11 +327,11 @@ class VwParser:
         """The CSR matrix of the rows' :class:`~._hashing.Features` and of
         their crosses (``letters``: each feature's namespace's first letter, a
         code point)."""
-        nonzero = np.flatnonzero(features.values != 0)
-        features = features.take(nonzero)
+        nonzero = features.values != 0
+        if not nonzero.all():
+            features, letters = features.take(nonzero), letters[nonzero]
         parts = [features]
         if self.interactions:
-            letters = letters[nonzero]
             crossed = [tuple(interaction) for interaction in self.interactions]
             by_letter = {
                 letter: features.take(np.flatnonzero(letters == ord(letter)))
