@@ -702,6 +702,9 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
             parser.parse(1, text.encode())
     assert parser.compiled_rows(1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
     assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 2
+    for text in ["1 'caf\u00e9|a b\n", "1 |a b\n\u00a0\n", "1 |\u00e9a b\n"]:
+        assert parser.compiled_rows(1, text.encode()) is None
+    assert parser.parse(1, "1 'caf\u00e9|a b\n".encode()).tags.tolist() == ["caf\u00e9"]
     assert parser.compiled_rows(1, b"1 |a b\n1 a b\n") is None
     with pytest.raises(ValueError, match="^t:2: no '|' in the line"):
         parser.parse(1, b"1 |a b\n1 a b\n")

@@ -6,7 +6,8 @@ feature named ``namespace=token`` (``token`` in the default namespace), its
 value that of its ``:value`` (1 without one) times its namespace's
 ``:weight``; and hashes each name as :func:`._hashing.hash_names` does, in
 one pass over the bytes that releases the GIL. It reads ASCII text only
-(Python's ``str.split`` also splits on spaces beyond ASCII), and numbers in
+(Python's ``str.split`` also splits on spaces beyond ASCII; each byte is
+checked as it is read), and numbers in
 the forms the compiled LIBSVM parser reads exactly (``_decimal``, as
 Python's ``float()`` reads them). A block holding anything else (another
 byte, another number, a feature without a name, a line that is neither
@@ -47,6 +48,9 @@ def _read_block(data, found, heads, features, values, letters):
     while start <= size:
         bar = start
         while bar < size and data[bar] != BAR and data[bar] != NEWLINE:
+            if data[bar] >= 128:  # not ASCII
+                found[0] = -1
+                return
             bar += 1
         if bar == size or data[bar] == NEWLINE:  # no "|": a blank line, or an error
             for position in range(start, bar):
@@ -76,6 +80,9 @@ def _read_block(data, found, heads, features, values, letters):
                 colon = -1
                 length = prefix
                 while position < size and data[position] != BAR and not _is_space(data[position]):
+                    if data[position] >= 128:  # not ASCII
+                        found[0] = -1
+                        return
                     if colon < 0:
                         if data[position] == COLON:
                             colon = position
@@ -158,11 +165,9 @@ def read_block(block):
     ``heads``; each feature's row, hash, value and namespace's first byte.
     None for a block left to Python (see the module)."""
     data = np.frombuffer(block, dtype=np.uint8)
-    if data.size and data.max() >= 128:
-        return None
-    n_lines = block.count(b"\n") + 1
-    # At most one feature for every two bytes (a byte and a space).
-    heads = np.empty((n_lines, 3), dtype=np.int64)
+    # At most one row, or feature, for every two bytes ("|" and a line end, a
+    # byte and a space); the memory past those read is never touched.
+    heads = np.empty((len(block) // 2 + 1, 3), dtype=np.int64)
     features = np.empty((len(block) // 2 + 1, 2), dtype=np.int64)
     values = np.empty(len(block) // 2 + 1, dtype=np.float64)
     letters = np.empty(len(block) // 2 + 1, dtype=np.uint8)
