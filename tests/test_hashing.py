@@ -336,17 +336,14 @@ def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monke
     assert indices.dtype == np.int32 and data.dtype == np.float64
 
 
-@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
 @pytest.mark.parametrize("longest", [3, 20, 200])
-def test_features_are_assembled_as_the_reference_adds_them(compiled, longest, monkeypatch):
-    """hashed_matrix (Vowpal Wabbit text): features in any order of rows,
-    rows of 0 to ``longest`` features (sorted by insertion and by merge
-    sort), many collisions of three and more in a column, values cancelling
-    (an explicit zero kept, as scipy keeps it)."""
+def test_features_are_assembled_as_the_reference_adds_them(longest):
+    """hashed_matrix (Vowpal Wabbit text without numba): features in any
+    order of rows, rows of 0 to ``longest`` features, many collisions of
+    three and more in a column, values cancelling (an explicit zero kept, as
+    scipy keeps it)."""
     from skftrl._readers import _hashing
 
-    if not compiled:
-        monkeypatch.setattr(_hashing, "_compiled_hashing", None)
     rng = np.random.default_rng(longest)
     n_rows, hash_bits = 50, 12
     rows = np.repeat(np.arange(n_rows), rng.integers(0, longest + 1, size=n_rows))

@@ -13,6 +13,7 @@ import contextlib
 import csv
 import gzip
 import io
+import itertools
 import lzma
 import sys
 import threading
@@ -656,6 +657,63 @@ def random_vw(rng, n_lines, values=False):
     return "\n".join(lines) + "\n" * int(rng.integers(0, 3))
 
 
+def crossed_hash_reference(first, second):
+    """VW's hash of a cross, in plain Python (signed 32 bits)."""
+    combined = ((first % 2**32) * 16777619 ^ (second % 2**32)) % 2**32
+    return combined - 2**32 if combined >= 2**31 else combined
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
+def test_vw_features_and_crosses_are_assembled_as_the_reference_adds_them(compiled):
+    """A block's matrix: each row's features, then the crosses of each
+    interaction (every tuple of features of its letters, in order), hashed
+    into columns, the values of a column added up in that order (many
+    collisions of three and more, float values: the order shows in the last
+    bits); rows of 0 to 30 features, up to about a thousand crosses
+    (sorted by rank and by numpy's sort); a letter no feature has."""
+    from skftrl._readers import _hashing, _vw
+
+    rng = np.random.default_rng(7)
+    n_rows, hash_bits = 60, 6
+    rows = np.repeat(np.arange(n_rows), rng.integers(0, 31, size=n_rows))
+    hashes = rng.choice(rng.integers(-(2**31), 2**31, size=12), size=len(rows))
+    values = rng.normal(size=len(rows)) / 3
+    letters = rng.choice([ord(letter) for letter in "abc "], size=len(rows))
+    interactions = ["ab", "aac", "cd", "  "]
+    parser = _vw.VwParser("t", hash_bits, interactions)
+    X = parser.hashed(
+        _hashing.Features(rows, hashes, values),
+        letters,
+        n_rows,
+        _vw.compiled_reader() if compiled else None,
+    )
+    expected_rows, most_entries = [], 0
+    for row in range(n_rows):
+        mine = np.flatnonzero(rows == row).tolist()
+        entries = [(int(hashes[k]), float(values[k])) for k in mine]
+        for interaction in interactions:
+            of_letter = [[k for k in mine if letters[k] == ord(letter)] for letter in interaction]
+            for ks in itertools.product(*of_letter):
+                hash_, value = int(hashes[ks[0]]), float(values[ks[0]])
+                for k in ks[1:]:
+                    hash_ = crossed_hash_reference(hash_, int(hashes[k]))
+                    value = value * float(values[k])
+                entries.append((hash_, value))
+        most_entries = max(most_entries, len(entries))
+        by_column = {}
+        for hash_, value in entries:
+            column = abs(hash_) % 2**hash_bits
+            by_column[column] = by_column[column] + value if column in by_column else value
+        expected_rows.append(by_column)
+    assert most_entries > 64
+    indptr = np.cumsum([0] + [len(row) for row in expected_rows])
+    indices = [column for row in expected_rows for column in sorted(row)]
+    data = [row[column] for row in expected_rows for column in sorted(row)]
+    assert X.shape == (n_rows, 2**hash_bits) and X.has_canonical_format
+    assert np.array_equal(X.indptr, indptr) and np.array_equal(X.indices, indices)
+    assert np.array_equal(X.data, data)  # bit for bit
+
+
 @needs_numba
 @pytest.mark.parametrize("interactions", [(), ("ab", "xz", "a ")])
 def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
@@ -672,7 +730,7 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
         block = text.encode()
         parser = _vw.VwParser("t", 12, interactions, labels_required=True)
         monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
-        assert parser.compiled_rows(5, block) is not None
+        assert parser.compiled_rows(_vw.compiled_reader(), 5, block) is not None
         compiled = parser.parse(5, block)
         monkeypatch.setattr(_vw, "COMPILED_BYTES", 2**62)
         python = _vw.VwParser("t", 12, interactions, labels_required=True).parse(5, block)
@@ -688,7 +746,7 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
     monkeypatch.setattr(_vw, "COMPILED_BYTES", 0)
     parser = _vw.VwParser("t", 12)
     for text in ["1 |a b:1_0\n", "1 |a b:1e-300\n", "1 |a:1_0 b\n", "1 |a b:12345678901234567\n"]:
-        assert parser.compiled_rows(1, text.encode()) is None
+        assert parser.compiled_rows(_vw.compiled_reader(), 1, text.encode()) is None
         X = parser.parse(1, text.encode()).X
         assert np.array_equal(X.data, [float(text.split(":")[1].split()[0])]) or X.nnz == 0
     for text, message in [
@@ -697,15 +755,17 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
         ("1 |a:1:2 b\n", "the weight of namespace 'a' '1:2' is not a finite number"),
         ("1 |a :3\n", "the feature ':3' has no name"),
     ]:
-        assert parser.compiled_rows(1, text.encode()) is None
+        assert parser.compiled_rows(_vw.compiled_reader(), 1, text.encode()) is None
         with pytest.raises(ValueError, match=f"^t:1: {message}"):
             parser.parse(1, text.encode())
-    assert parser.compiled_rows(1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
+    assert (
+        parser.compiled_rows(_vw.compiled_reader(), 1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
+    )
     assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 2
     for text in ["1 'caf\u00e9|a b\n", "1 |a b\n\u00a0\n", "1 |\u00e9a b\n"]:
-        assert parser.compiled_rows(1, text.encode()) is None
+        assert parser.compiled_rows(_vw.compiled_reader(), 1, text.encode()) is None
     assert parser.parse(1, "1 'caf\u00e9|a b\n".encode()).tags.tolist() == ["caf\u00e9"]
-    assert parser.compiled_rows(1, b"1 |a b\n1 a b\n") is None
+    assert parser.compiled_rows(_vw.compiled_reader(), 1, b"1 |a b\n1 a b\n") is None
     with pytest.raises(ValueError, match="^t:2: no '|' in the line"):
         parser.parse(1, b"1 |a b\n1 a b\n")
     with pytest.raises(ValueError, match="^t:3: the importance weight '-2' is negative"):

@@ -370,21 +370,18 @@ def crosses(features_of, interactions, n_rows, named=False):
 def hashed_matrix(features, n_rows, hash_bits):
     """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`Features`, each
     row's columns sorted, the values of a column added up in the order of
-    the features: by numba where it is installed (:mod:`._hashing_numba`,
-    the same arrays)."""
+    the features."""
     columns = columns_of(features.hashes, hash_bits)
-    compiled = compiled_hashing()
-    if compiled is not None:
-        indptr, indices, data = compiled.sorted_rows(
-            features.rows, columns, features.values, n_rows
-        )
-    else:
-        order = np.lexsort((columns, features.rows))  # stable: ties stay in order
-        indptr, indices, data = summed_rows(
-            features.rows[order], columns[order], features.values[order], n_rows
-        )
-    X = sp.csr_matrix((data, indices, indptr), shape=(n_rows, 2**hash_bits))
-    X.has_canonical_format = True  # known: no later check pays a pass to find it
+    order = np.lexsort((columns, features.rows))  # stable: ties stay in order
+    rows = summed_rows(features.rows[order], columns[order], features.values[order], n_rows)
+    return canonical_matrix(*rows, (n_rows, 2**hash_bits))
+
+
+def canonical_matrix(indptr, indices, data, shape):
+    """The CSR matrix of arrays whose rows' columns are sorted and distinct."""
+    X = sp.csr_matrix((data, indices, indptr), shape=shape)
+    # Known, so that no later check pays a pass over the indices to find it.
+    X.has_canonical_format = True
     return X
 
 
@@ -398,11 +395,7 @@ def fields_matrix(fields, n_rows, hash_bits):
     # Fields first: each field's rows copied whole, not spread.
     columns = columns_of(np.stack([field.hashes for field in fields]), hash_bits)
     values = np.stack([field.values for field in fields])
-    indptr, indices, data = canonical_rows(columns, values)
-    X = sp.csr_matrix((data, indices, indptr), shape=shape)
-    # Known, so that no later check pays a pass over the indices to find it.
-    X.has_canonical_format = True
-    return X
+    return canonical_matrix(*canonical_rows(columns, values), shape)
 
 
 def canonical_rows(columns, values):
@@ -445,9 +438,8 @@ def summed_rows(rows, columns, values, n_rows):
 
 
 def compiled_hashing():
-    """The module :mod:`._hashing_numba` (the compiled :func:`canonical_rows`,
-    :func:`hashed_matrix`'s rows and MurmurHash3 of Arrow's strings), or None
-    without numba."""
+    """The module :mod:`._hashing_numba` (the compiled :func:`canonical_rows`
+    and MurmurHash3 of Arrow's strings), or None without numba."""
     global _compiled_hashing
     if _compiled_hashing is False:
         try:

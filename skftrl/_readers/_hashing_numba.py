@@ -9,8 +9,7 @@ sorted by rank (a key's place is the number of the row's keys below it),
 instead of numpy's sort of the whole batch; it gives the same arrays, and
 releases the GIL. Counting ranks compares every pair of keys but has no
 branch to mispredict: on random columns it is faster than an insertion
-sort, from 5 fields to 200. :func:`sorted_rows` does the same for rows of
-any length (Vowpal Wabbit text): short ones by rank, long ones by merge sort.
+sort, from 5 fields to 200.
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
@@ -70,62 +69,6 @@ def canonical_rows(columns, values):
                 data[n_entries] = value
                 n_entries += 1
                 last = column
-        indptr[i + 1] = n_entries
-    return indptr, indices[:n_entries], data[:n_entries]
-
-
-# Rows of up to this many entries are sorted by rank, as canonical_rows sorts
-# them; longer ones by numpy's merge sort (stable).
-RANK_SORTED = 64
-
-
-@njit(cache=cache, nogil=True)
-def sorted_rows(rows, columns, values, n_rows):
-    """``(indptr, indices, data)`` of the CSR matrix of the entries
-    ``(rows[k], columns[k]) = values[k]``, each row's columns sorted, the
-    values of a row's column added up in the order of ``k`` (see
-    :func:`._hashing.hashed_matrix`)."""
-    n_values = len(rows)
-    starts = np.zeros(n_rows + 1, dtype=np.int64)
-    for k in range(n_values):
-        starts[rows[k] + 1] += 1
-    for i in range(n_rows):
-        starts[i + 1] += starts[i]
-    # Each row's entries in the order of k (a counting sort by row).
-    by_row = np.empty(n_values, dtype=np.int64)
-    filled = starts[:-1].copy()
-    for k in range(n_values):
-        by_row[filled[rows[k]]] = k
-        filled[rows[k]] += 1
-    keys = np.empty(RANK_SORTED, dtype=np.int64)  # a short row's (column, place)
-    ordered = np.empty(RANK_SORTED, dtype=np.int64)  # a row's entries, sorted
-    indptr = np.empty(n_rows + 1, dtype=np.int64)
-    indices = np.empty(n_values, dtype=np.int32)
-    data = np.empty(n_values, dtype=np.float64)
-    indptr[0] = 0
-    n_entries = 0
-    for i in range(n_rows):
-        start, n_row = starts[i], starts[i + 1] - starts[i]
-        if n_row <= RANK_SORTED:
-            # A key's place (in the row, below 64) keeps the order of k
-            # among a column's entries; the rank of a key is its place sorted.
-            for a in range(n_row):
-                keys[a] = (columns[by_row[start + a]] << 6) | a
-            for a in range(n_row):
-                rank = 0
-                for b in range(n_row):
-                    rank += keys[b] < keys[a]
-                ordered[rank] = by_row[start + (keys[a] & 63)]
-            order = ordered[:n_row]
-        else:
-            entries = by_row[start : start + n_row]
-            order = entries[np.argsort(columns[entries], kind="mergesort")]
-        for k in order:  # a column's values added up in the order of k
-            if n_entries > indptr[i] and indices[n_entries - 1] == columns[k]:
-                data[n_entries - 1] += values[k]
-            else:
-                indices[n_entries], data[n_entries] = columns[k], values[k]
-                n_entries += 1
         indptr[i + 1] = n_entries
     return indptr, indices[:n_entries], data[:n_entries]
 

@@ -35,7 +35,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ._chunks import Chunk, rechunk
-from ._hashing import Features, concatenate_features, crosses, hash_names, hashed_matrix
+from ._hashing import (
+    Features,
+    canonical_matrix,
+    concatenate_features,
+    crosses,
+    hash_names,
+    hashed_matrix,
+)
 from ._sources import ByteSource, DataError, line_blocks, read_ahead
 
 # Blocks of at least this many bytes go to the compiled reader: below, the
@@ -208,11 +215,11 @@ def head_arrays(heads):
 
 
 def compiled_reader():
-    """:func:`._vw_numba.read_block`, or None without numba."""
+    """The module :mod:`._vw_numba` (the compiled reader and matrix), or None without numba."""
     global _compiled_reader
     if _compiled_reader is False:
         try:
-            from ._vw_numba import read_block as compiled
+            from . import _vw_numba as compiled
         except ImportError:
             compiled = None
         _compiled_reader = compiled
@@ -247,7 +254,8 @@ class VwParser:
 
     def parse(self, first_line, block):
         """The :class:`~._chunks.Chunk` of a block of whole lines, with its tags."""
-        read = self.compiled_rows(first_line, block)
+        compiled = compiled_reader() if len(block) >= COMPILED_BYTES else None
+        read = None if compiled is None else self.compiled_rows(compiled, first_line, block)
         if read is None:
             read = self.python_rows(first_line, block)
         (labels, weights, tags), lines, features, letters = read
@@ -255,7 +263,7 @@ class VwParser:
         sample_weight = None
         if not np.isnan(weights).all():
             sample_weight = np.where(np.isnan(weights), 1.0, weights)
-        X = self.hashed(features, letters, len(labels))
+        X = self.hashed(features, letters, len(labels), compiled)
         return Chunk(X, y, np.asarray(lines, dtype=np.int64), sample_weight, tags)
 
     def python_rows(self, first_line, block):
@@ -283,12 +291,10 @@ class VwParser:
         letters = np.array([ord(namespace[:1] or " ") for namespace in namespaces], dtype=np.int64)
         return head_arrays(heads), lines, features, letters
 
-    def compiled_rows(self, first_line, block):
-        """:meth:`python_rows` of a block, by :func:`._vw_numba.read_block`;
-        None where it leaves the block to Python (or without numba, or for a
-        small block)."""
-        compiled = len(block) >= COMPILED_BYTES and compiled_reader()
-        read = compiled(block) if compiled else None
+    def compiled_rows(self, compiled, first_line, block):
+        """:meth:`python_rows` of a block, by :func:`._vw_numba.read_block`
+        (of the module ``compiled``); None where it leaves the block to Python."""
+        read = compiled.read_block(block)
         if read is None:
             return None
         block_lines, heads, codes, rows, hashes, values, letters = read
@@ -323,13 +329,24 @@ class VwParser:
             raise DataError(self.path, int(lines[wrong[0]]), problem)
         return labels if self.labelled else None
 
-    def hashed(self, features, letters, n_rows):
+    def hashed(self, features, letters, n_rows, compiled=None):
         """The CSR matrix of the rows' :class:`~._hashing.Features` and of
         their crosses (``letters``: each feature's namespace's first letter, a
-        code point)."""
+        code point): by :func:`._vw_numba.rows_matrix` with the module
+        ``compiled``, the same matrix."""
         nonzero = features.values != 0
         if not nonzero.all():
             features, letters = features.take(nonzero), letters[nonzero]
+        if compiled is not None:
+            crossed = [[ord(letter) for letter in letters] for letters in self.interactions]
+            lengths = np.array([len(letters) for letters in crossed], dtype=np.int64)
+            interactions = np.full((len(crossed), max(lengths, default=0)), -1, dtype=np.int64)
+            for t, letters_of in enumerate(crossed):
+                interactions[t, : len(letters_of)] = letters_of
+            rows = compiled.rows_matrix(
+                *features[:3], letters, interactions, lengths, n_rows, self.hash_bits
+            )
+            return canonical_matrix(*rows, (n_rows, 2**self.hash_bits))
         parts = [features]
         if self.interactions:
             crossed = [tuple(interaction) for interaction in self.interactions]

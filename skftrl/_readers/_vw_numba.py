@@ -24,6 +24,11 @@ from ._hashing_numba import cache, murmurhash3
 from ._libsvm_numba import _decimal
 
 NEWLINE, BAR, SPACE, TAB, COLON, EQUALS = 10, 124, 32, 9, 58, 61
+FNV_PRIME, MASK_32 = 16777619, 2**32 - 1  # as in _hashing
+# Rows of up to RANK_SORTED entries are sorted by rank (as
+# _hashing_numba.canonical_rows sorts), longer ones by a radix sort.
+RANK_SORTED = 64
+PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -186,3 +191,158 @@ def read_block(block):
         values[:n_features],
         letters[:n_features],
     )
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _crossed_hash(first, second):
+    """:func:`._hashing.crossed_hashes` of two hashes."""
+    combined = ((first & MASK_32) * FNV_PRIME ^ (second & MASK_32)) & MASK_32
+    return combined - 2**32 if combined >= 2**31 else combined
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _add_row(columns, values, n_row, order, scratch, counts, indices, data, n_entries):
+    """Add a row of ``n_row`` entries (``columns``, ``values``) to
+    ``indices`` and ``data`` from ``n_entries``, its columns sorted, the
+    values of a column added up in the order of the entries; the new
+    ``n_entries``. ``order``, ``scratch`` (room for the row's places) and
+    ``counts`` (257) are working space."""
+    if n_row <= RANK_SORTED:
+        # A key's place (its low bits) keeps the order of a column's values;
+        # a key's rank is its place in the sorted row.
+        for a in range(n_row):
+            scratch[a] = (columns[a] << PLACE_BITS) | a
+        for a in range(n_row):
+            rank = 0
+            for b in range(n_row):
+                rank += scratch[b] < scratch[a]
+            order[rank] = a
+    else:
+        # A least significant digit first radix sort (stable), a byte a pass.
+        for a in range(n_row):
+            order[a] = a
+        highest = 0
+        for a in range(n_row):
+            highest = max(highest, columns[a])
+        shift = 0
+        while (highest >> shift) > 0:
+            counts[:] = 0
+            for a in range(n_row):
+                counts[((columns[order[a]] >> shift) & 255) + 1] += 1
+            for digit in range(256):
+                counts[digit + 1] += counts[digit]
+            for a in range(n_row):
+                digit = (columns[order[a]] >> shift) & 255
+                scratch[counts[digit]] = order[a]
+                counts[digit] += 1
+            order[:n_row] = scratch[:n_row]
+            shift += 8
+    first = n_entries
+    for a in range(n_row):
+        column, value = columns[order[a]], values[order[a]]
+        if n_entries > first and indices[n_entries - 1] == column:
+            data[n_entries - 1] += value
+        else:
+            indices[n_entries], data[n_entries] = column, value
+            n_entries += 1
+    return n_entries
+
+
+@njit(cache=cache, nogil=True)
+def _letter_positions(letters, start, stop, interaction, length, positions, counts):
+    """Each letter ``interaction[d]``'s features in a row (``start`` to
+    ``stop``), in order, into ``positions[d]`` (``counts[d]`` of them);
+    whether every letter has one."""
+    for d in range(length):
+        counts[d] = 0
+        for k in range(start, stop):
+            if letters[k] == interaction[d]:
+                positions[d, counts[d]] = k
+                counts[d] += 1
+        if counts[d] == 0:
+            return False
+    return True
+
+
+@njit(cache=cache, nogil=True)
+def rows_matrix(rows, hashes, values, letters, interactions, lengths, n_rows, hash_bits):
+    """``(indptr, indices, data)`` of the CSR matrix of features (``rows``
+    ascending, each with its namespace's letter) and of their crosses, as
+    :meth:`._vw.VwParser.hashed` makes it in numpy: a row's features, then
+    each interaction's crosses (``interactions[t, :lengths[t]]``, letters),
+    every tuple of a feature of each letter in order (the first letter's
+    slowest), hashed by :func:`._hashing.crossed_hashes` one after the
+    other, its value the product of theirs; each row's columns sorted, a
+    column's values added up in that order."""
+    mask = (1 << hash_bits) - 1
+    n_interactions = len(lengths)
+    starts = np.searchsorted(rows, np.arange(n_rows + 1))
+    longest_interaction = max(1, lengths.max()) if n_interactions else 1
+    longest_row = 0
+    for i in range(n_rows):
+        longest_row = max(longest_row, starts[i + 1] - starts[i])
+    positions = np.empty((longest_interaction, longest_row), dtype=np.int64)
+    counts = np.empty(longest_interaction, dtype=np.int64)
+    # The entries of each row, crosses included: the sizes of the buffers.
+    n_values, longest = 0, 0
+    for i in range(n_rows):
+        n_row = starts[i + 1] - starts[i]
+        for t in range(n_interactions):
+            if _letter_positions(
+                letters, starts[i], starts[i + 1], interactions[t], lengths[t], positions, counts
+            ):
+                n_row += np.prod(counts[: lengths[t]])
+        n_values += n_row
+        longest = max(longest, n_row)
+    row_columns = np.empty(longest, dtype=np.int64)
+    row_values = np.empty(longest, dtype=np.float64)
+    order = np.empty(longest, dtype=np.int64)
+    scratch = np.empty(longest, dtype=np.int64)
+    counts_of_digits = np.empty(257, dtype=np.int64)
+    digits = np.empty(longest_interaction, dtype=np.int64)  # a tuple, by place
+    indptr = np.empty(n_rows + 1, dtype=np.int64)
+    indices = np.empty(n_values, dtype=np.int32)
+    data = np.empty(n_values, dtype=np.float64)
+    indptr[0] = n_entries = 0
+    for i in range(n_rows):
+        start, stop = starts[i], starts[i + 1]
+        n_row = 0
+        for k in range(start, stop):
+            row_columns[n_row], row_values[n_row] = abs(hashes[k]) & mask, values[k]
+            n_row += 1
+        for t in range(n_interactions):
+            length = lengths[t]
+            if not _letter_positions(
+                letters, start, stop, interactions[t], length, positions, counts
+            ):
+                continue
+            digits[:length] = 0
+            while True:  # every tuple, the last letter's feature fastest
+                hash_, value = hashes[positions[0, digits[0]]], values[positions[0, digits[0]]]
+                for d in range(1, length):
+                    k = positions[d, digits[d]]
+                    hash_ = _crossed_hash(hash_, hashes[k])
+                    value = value * values[k]
+                row_columns[n_row], row_values[n_row] = abs(hash_) & mask, value
+                n_row += 1
+                d = length - 1
+                digits[d] += 1
+                while d > 0 and digits[d] == counts[d]:
+                    digits[d] = 0
+                    d -= 1
+                    digits[d] += 1
+                if digits[0] == counts[0]:
+                    break
+        n_entries = _add_row(
+            row_columns,
+            row_values,
+            n_row,
+            order,
+            scratch,
+            counts_of_digits,
+            indices,
+            data,
+            n_entries,
+        )
+        indptr[i + 1] = n_entries
+    return indptr, indices[:n_entries], data[:n_entries]
