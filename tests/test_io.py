@@ -626,6 +626,27 @@ def test_rows_and_line_numbers_survive_block_boundaries(tmp_path, tiny_blocks):
     ]
 
 
+@pytest.mark.parametrize("block_size", [1, 2, 3, 7, 50, 2**20])
+@pytest.mark.parametrize("end", [b"", b"\n", b"last line, no line end"])
+def test_blocks_hold_whole_lines_numbered_from_their_first(tmp_path, monkeypatch, block_size, end):
+    """line_blocks (unquoted): every byte once, in order; each block of whole
+    lines (the last may lack its line end), numbered by its first line;
+    lines longer than a read, blank lines, CRLF."""
+    import skftrl._readers._sources as sources
+
+    monkeypatch.setattr(sources, "BLOCK_SIZE", block_size)
+    text = b"a b\n\n" + b"x" * 120 + b"\r\n1 2 3\n\n\nz\n" + end
+    path = tmp_path / "t.txt"
+    path.write_bytes(text)
+    source = sources.ByteSource(path)
+    blocks = list(sources.line_blocks(source))
+    source.close()
+    assert b"".join(block for _, block in blocks) == text
+    assert all(block.endswith(b"\n") for _, block in blocks[:-1]) and all(b for _, b in blocks)
+    firsts = [1 + sum(block.count(b"\n") for _, block in blocks[:i]) for i in range(len(blocks))]
+    assert [line for line, _ in blocks] == firsts
+
+
 def test_csv_quoted_newlines_and_crlf_across_blocks(tmp_path, tiny_blocks):
     rows = [f'{i},"city\n{i % 3}",{i % 2}\r\n' for i in range(40)]
     path = tmp_path / "data.csv"

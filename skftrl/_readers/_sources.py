@@ -20,6 +20,8 @@ import sys
 import threading
 import zlib
 
+import numpy as np
+
 # Bytes read from the input at a time: large enough that numpy's per-call
 # cost vanishes, small enough that memory stays flat.
 BLOCK_SIZE = 4 * 2**20
@@ -27,6 +29,8 @@ BLOCK_SIZE = 4 * 2**20
 # Parsed blocks kept ready ahead of the one being used (see read_ahead):
 # two keep the reading thread busy while memory stays bounded.
 READ_AHEAD = 2
+
+NEWLINE = 10
 
 
 def zstd_decompressor():
@@ -328,17 +332,25 @@ def line_blocks(source, quoted=False):
             ) from None
         if not data:
             break
-        data = carry + data if carry else data
-        end = last_line_end(data, quoted)
-        if quoted and len(data) - end > longest_quoted_field():
-            # A long row, a long quoted field, or quotes that counting
-            # misreads (inside unquoted fields): read them exactly.
-            check_quotes_closed(source.path, line + data.count(b"\n", 0, end), data[end:], False)
-            end += csv_row_end(data[end:])[0]
-        block, carry = data[:end], data[end:]
+        if quoted:
+            data = carry + data if carry else data
+            end = last_line_end(data, quoted)
+            if len(data) - end > longest_quoted_field():
+                # A long row, a long quoted field, or quotes that counting
+                # misreads (inside unquoted fields): read them exactly.
+                check_quotes_closed(
+                    source.path, line + data.count(b"\n", 0, end), data[end:], False
+                )
+                end += csv_row_end(data[end:])[0]
+            block, carry = data[:end], data[end:]
+        else:  # the carry (no line end) and the data to its last line end, one copy
+            end = data.rfind(b"\n") + 1
+            block = b"".join((carry, memoryview(data)[:end])) if end else b""
+            carry = data[end:] if end else carry + data
         if block:
             yield line, block
-            line += block.count(b"\n")
+            # numpy counts bytes about twice as fast as bytes.count.
+            line += int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == NEWLINE))
     if carry:
         if quoted:
             check_quotes_closed(source.path, line, carry, at_end=True)
