@@ -2,7 +2,7 @@
 
 The blocks are those of :func:`~._sources.line_blocks` (any source,
 compressed or not, with line numbers). pyarrow parses each block into
-dictionary-encoded string columns (on its threads), read as
+dictionary-encoded string columns (in the reading thread), read as
 :class:`~._hashing.Factorized` columns: every later step looks at a column's
 distinct values only. The columns a model reads as numbers (numeric
 features, :meth:`ArrowCsvInput.read_numbers`) are parsed as floats instead,
@@ -251,7 +251,12 @@ class ArrowCsvInput(CsvInput):
         try:
             table = pa_csv.read_csv(
                 pa.py_buffer(block),
-                read_options=pa_csv.ReadOptions(column_names=names),
+                # One block parsed whole, in this thread: pyarrow's threads
+                # would compete with the learner's for the cores, and give
+                # chunks whose dictionaries are then unified.
+                read_options=pa_csv.ReadOptions(
+                    column_names=names, use_threads=False, block_size=len(block) + 1
+                ),
                 parse_options=pa_csv.ParseOptions(
                     delimiter=self.delimiter, newlines_in_values=quoted
                 ),
