@@ -308,7 +308,7 @@ class VwParser:
             ]
         )
         features = Features(rows, hashes, values)
-        return [part[codes] for part in distinct], lines, features, letters.astype(np.int64)
+        return [part[codes] for part in distinct], lines, features, letters
 
     def labels(self, labels, lines):
         """The labels of the rows (``labels``, NaN where a row has none), or

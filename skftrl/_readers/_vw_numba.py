@@ -24,17 +24,19 @@ from ._hashing_numba import cache, murmurhash3
 from ._libsvm_numba import _decimal
 
 NEWLINE, BAR, SPACE, TAB, COLON, EQUALS = 10, 124, 32, 9, 58, 61
+# What a byte is to the reader (one look-up, not a chain of comparisons):
+# most bytes are part of a token; spaces are what Python's str.split() splits
+# on in ASCII.
+IN_TOKEN, IS_SPACE, IS_NEWLINE, IS_BAR, IS_COLON, NOT_ASCII = 0, 1, 2, 3, 4, 5
+KINDS = np.zeros(256, dtype=np.uint8)
+KINDS[[SPACE, *range(9, 14), *range(28, 32)]] = IS_SPACE
+KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
+KINDS[128:] = NOT_ASCII
 FNV_PRIME, MASK_32 = 16777619, 2**32 - 1  # as in _hashing
 # Rows of up to RANK_SORTED entries are sorted by rank (as
 # _hashing_numba.canonical_rows sorts), longer ones by a radix sort.
 RANK_SORTED = 64
 PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
-
-
-@njit(cache=cache, nogil=True, inline="always")
-def _is_space(byte):
-    """Whether an ASCII byte is whitespace to Python's ``str.split()``."""
-    return byte == SPACE or 9 <= byte <= 13 or 28 <= byte <= 31
 
 
 @njit(cache=cache, nogil=True)
@@ -52,14 +54,14 @@ def _read_block(data, found, heads, features, values, letters):
     start = 0
     while start <= size:
         bar = start
-        while bar < size and data[bar] != BAR and data[bar] != NEWLINE:
-            if data[bar] >= 128:  # not ASCII
+        while bar < size and KINDS[data[bar]] != IS_BAR and KINDS[data[bar]] != IS_NEWLINE:
+            if KINDS[data[bar]] == NOT_ASCII:
                 found[0] = -1
                 return
             bar += 1
         if bar == size or data[bar] == NEWLINE:  # no "|": a blank line, or an error
             for position in range(start, bar):
-                if not _is_space(data[position]):
+                if KINDS[data[position]] != IS_SPACE:
                     found[0] = -1
                     return
             line += 1
@@ -77,23 +79,28 @@ def _read_block(data, found, heads, features, values, letters):
             letter = SPACE
             scale = 1.0
             while True:
-                while position < size and data[position] != NEWLINE and _is_space(data[position]):
+                while position < size and KINDS[data[position]] == IS_SPACE:
                     position += 1
                 if position == size or data[position] == NEWLINE or data[position] == BAR:
                     break
                 token = position
                 colon = -1
                 length = prefix
-                while position < size and data[position] != BAR and not _is_space(data[position]):
-                    if data[position] >= 128:  # not ASCII
+                while position < size:
+                    byte = data[position]
+                    kind = KINDS[byte]
+                    if kind == IN_TOKEN:
+                        if colon < 0:
+                            name[length] = byte
+                            length += 1
+                    elif kind == IS_COLON:
+                        if colon < 0:
+                            colon = position
+                    elif kind == NOT_ASCII:
                         found[0] = -1
                         return
-                    if colon < 0:
-                        if data[position] == COLON:
-                            colon = position
-                        else:
-                            name[length] = data[position]
-                            length += 1
+                    else:
+                        break
                     position += 1
                 if colon < 0:
                     colon = position
