@@ -338,11 +338,11 @@ class VwParser:
         if not nonzero.all():
             features, letters = features.take(nonzero), letters[nonzero]
         if compiled is not None:
-            crossed = [[ord(letter) for letter in letters] for letters in self.interactions]
-            lengths = np.array([len(letters) for letters in crossed], dtype=np.int64)
-            interactions = np.full((len(crossed), max(lengths, default=0)), -1, dtype=np.int64)
-            for t, letters_of in enumerate(crossed):
-                interactions[t, : len(letters_of)] = letters_of
+            # Each interaction's letters as code points, a row each (-1 past its end).
+            lengths = np.array([len(crossed) for crossed in self.interactions], dtype=np.int64)
+            interactions = np.full((len(lengths), max(lengths, default=0)), -1, dtype=np.int64)
+            for t, crossed in enumerate(self.interactions):
+                interactions[t, : len(crossed)] = [ord(letter) for letter in crossed]
             rows = compiled.rows_matrix(
                 *features[:3], letters, interactions, lengths, n_rows, self.hash_bits
             )
