@@ -20,6 +20,7 @@ Importing this module needs numba (``pip install "skftrl[fast]"``).
 import numpy as np
 from numba import njit
 
+from ._hashing import FNV_PRIME, MASK_32
 from ._hashing_numba import cache, murmurhash3
 from ._libsvm_numba import _decimal
 
@@ -32,7 +33,6 @@ KINDS = np.zeros(256, dtype=np.uint8)
 KINDS[[SPACE, *range(9, 14), *range(28, 32)]] = IS_SPACE
 KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
 KINDS[128:] = NOT_ASCII
-FNV_PRIME, MASK_32 = 16777619, 2**32 - 1  # as in _hashing
 # Rows of up to RANK_SORTED entries are sorted by rank (as
 # _hashing_numba.canonical_rows sorts), longer ones by a radix sort.
 RANK_SORTED = 64
