@@ -26,7 +26,8 @@ faster than reading each token as :func:`full_rows` does; both give the same
 rows. With numba installed, a block of ASCII text (with or without ``:``) is
 read and hashed by compiled code (:mod:`._vw_numba`), faster again, with
 the same result; only the heads of its rows (label, weight, tag) are read in
-Python, each distinct one once.
+Python, each distinct one once. The block's matrix and its crosses are then
+made by compiled code too (:meth:`VwParser.hashed`).
 """
 
 import math

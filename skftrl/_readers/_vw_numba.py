@@ -14,6 +14,13 @@ byte, another number, a feature without a name, a line that is neither
 blank nor has a ``|``) is left to Python, which reads or explains it. The
 heads of the rows (label, importance weight, tag) are read in Python, each
 distinct one once: :func:`read_block` numbers them.
+
+:func:`rows_matrix` makes a block's CSR rows, the crosses of ``-q`` and
+``--cubic`` included, as :meth:`._vw.VwParser.hashed` makes them in numpy
+(``_hashing.crosses`` and ``hashed_matrix``, the reference it is tested
+against): a row at a time, its entries sorted by rank or, in long rows, by a
+radix sort.
+
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
 
