@@ -263,6 +263,29 @@ def test_pyarrow_reads_what_the_csv_module_reads_of_a_click_file(tmp_path, monke
     assert sum(read_as_numbers) >= 4  # the price column (4th): as numbers
 
 
+@needs_readers_extra
+def test_pyarrow_values_are_missing_where_is_missing_says_so():
+    """The reader looks at the text of short values and of values with a
+    space (or a character beyond ASCII) at an end only: the others are never
+    missing."""
+    import pyarrow as pa
+
+    from skftrl._readers._csv_arrow import missing_values
+    from skftrl._readers._csv_values import MISSING, WHITESPACE, is_missing
+    from skftrl._readers._tables import arrow_text
+
+    cores = [*MISSING, "NA", "Null", "N/a", "nAn", "na n", "nul", "nulls", "k00001", "Zürich", ""]
+    pads = ["", " ", "\t", "\u3000", "\xa0\xa0", "é"]
+    values = [left + core + right for core in cores for left in pads for right in pads]
+    values += [space * 3 for space in WHITESPACE] + ["a", "ab", "abc", "abcd", "abcde"]
+    dictionary = pa.array(values, pa.string())
+    found = missing_values(dictionary, arrow_text(dictionary))
+    expected = [is_missing(value) for value in values]
+    assert found.tolist() == expected
+    assert 0 < sum(expected) < len(values)
+    assert found[values.index("\u3000Null\xa0\xa0")]  # spaces beyond ASCII around it
+
+
 def scan_lines(n_rows, late_word_at=None, bad_row_at=None):
     """CSV text for a first pass: a text column, a numeric one (a word at
     ``late_word_at``), an ignored one, labels 0/1, a row of too few fields at

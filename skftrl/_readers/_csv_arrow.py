@@ -44,6 +44,12 @@ MISSING_VALUES = pa.array(MISSING_SPELLINGS, pa.string())
 # A value that starts or ends with a character str.strip() removes.
 SPACE = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in WHITESPACE) + "]"
 PADDED = f"^{SPACE}|{SPACE}$"
+LONGEST_MISSING = max(map(len, MISSING_SPELLINGS))
+# The bytes a value with spaces around it may start or end with: a space
+# of ASCII, or a byte of the UTF-8 text of a character beyond it.
+MAY_BE_SPACE = np.array(
+    [chr(byte) in WHITESPACE or byte >= 0x80 for byte in range(256)], dtype=bool
+)
 
 
 class FactorizedRows(NamedTuple):
@@ -100,8 +106,11 @@ def as_text(part):
     return Factorized(text, codes, missing, np.append(part[present], np.nan), cached=True)
 
 
-def has_bare_return(data):
-    """Whether bytes (a uint8 array) hold a carriage return not followed by a newline."""
+def has_bare_return(block):
+    """Whether bytes hold a carriage return not followed by a newline."""
+    if b"\r" not in block:  # one fast scan, as most blocks have none
+        return False
+    data = np.frombuffer(block, dtype=np.uint8)
     returns = np.flatnonzero(data == CARRIAGE_RETURN)
     if not returns.size:
         return False
@@ -116,7 +125,7 @@ def row_lines(block, first_line, n_rows):
     # reading thread runs beside the one that hashes the rows.
     data = np.frombuffer(block, dtype=np.uint8)
     n_newlines = np.count_nonzero(data == NEWLINE)
-    if not has_bare_return(data) and n_newlines + (not block.endswith(b"\n")) == n_rows:
+    if not has_bare_return(block) and n_newlines + (not block.endswith(b"\n")) == n_rows:
         # A row a line: a blank line or a newline inside quotes would add a
         # line, and a carriage return alone ends a row as a newline does.
         return np.arange(first_line, first_line + n_rows)
@@ -153,13 +162,28 @@ def numbers_of(dictionary, missing):
     return numbers
 
 
-def missing_values(dictionary):
-    """Which values of an Arrow string array are missing values of CSV text
+def missing_values(dictionary, text):
+    """Which values of an Arrow string array (``text`` its bytes and offsets,
+    :func:`~._tables.arrow_text`) are missing values of CSV text
     (:func:`~._csv_values.is_missing`): the spellings of the markers, and any
     value with spaces around it that is one."""
-    missing = pc.is_in(dictionary, value_set=MISSING_VALUES).to_numpy(zero_copy_only=False)
-    padded = pc.match_substring_regex(dictionary, PADDED).to_numpy(zero_copy_only=False)
-    for position in np.flatnonzero(padded):
+    data, offsets = text
+    lengths = np.diff(offsets)
+    # Only a value as short as a marker, or with a space (or a byte of a
+    # character beyond ASCII) at an end, may be missing: found from the
+    # offsets, the values' text is looked at for those alone.
+    maybe = lengths <= LONGEST_MISSING
+    long = np.flatnonzero(~maybe)
+    ends = np.concatenate([offsets[long], offsets[long + 1] - 1])
+    maybe[long] = (MAY_BE_SPACE[data[ends]].reshape(2, -1)).any(axis=0)
+    missing = np.zeros(len(lengths), dtype=bool)
+    candidates = np.flatnonzero(maybe)
+    if not candidates.size:
+        return missing
+    values = dictionary.take(pa.array(candidates))
+    missing[candidates] = pc.is_in(values, value_set=MISSING_VALUES).to_numpy(zero_copy_only=False)
+    padded = pc.match_substring_regex(values, PADDED).to_numpy(zero_copy_only=False)
+    for position in candidates[padded]:
         missing[position] = is_missing(dictionary[int(position)].as_py())
     return missing
 
@@ -291,15 +315,16 @@ class ArrowCsvInput(CsvInput):
             chunks = column.chunks
             dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
             codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
-            missing = missing_values(dictionary)
+            text = arrow_text(dictionary)
+            missing = missing_values(dictionary, text)
             columns.append(
                 Factorized(
-                    np.array(dictionary.to_pylist(), dtype=object),
+                    dictionary,
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
                     missing,
                     numbers_of(dictionary, missing),
                     cached=True,
-                    text=arrow_text(dictionary),
+                    text=text,
                 )
             )
         return columns

@@ -98,7 +98,8 @@ def text_categories(values):
 def check_labels_present(path, label_values, lines):
     """DataError at the first row whose label is missing."""
     if isinstance(label_values, Factorized):
-        some_missing = missing_mask(label_values)[label_values.used()].any()
+        missing = missing_mask(label_values)
+        some_missing = missing.any() and missing[label_values.used()].any()
     else:
         some_missing = any(is_missing(value) for value in set(label_values))
     if some_missing:

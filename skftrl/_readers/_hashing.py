@@ -49,10 +49,17 @@ class Factorized:
     use, chunk by chunk.
     """
 
-    __slots__ = ("distinct", "codes", "missing", "numbers", "cache", "parts", "text")
+    __slots__ = ("lazy", "codes", "missing", "numbers", "cache", "parts", "text")
 
     def __init__(self, distinct, codes, missing=None, numbers=None, cached=False, text=None):
-        self.distinct = np.asarray(distinct, dtype=object)
+        # A pyarrow array (a reader's dictionary) becomes Python strings only
+        # when they are asked for: the hashing reads its bytes (``text``).
+        if not isinstance(distinct, LazyValues):
+            if hasattr(distinct, "to_pylist"):
+                distinct = LazyValues(distinct.to_pylist, len(distinct))
+            else:
+                distinct = LazyValues.of(distinct)
+        self.lazy = distinct
         codes = np.asarray(codes)
         # pyarrow's int32 codes are kept: half the memory of a block in flight.
         self.codes = codes if codes.dtype in (np.int32, np.intp) else codes.astype(np.intp)
@@ -65,9 +72,18 @@ class Factorized:
         # (tables.arrow_text), which numba hashes without Python strings.
         self.text = text
 
+    @property
+    def distinct(self):
+        """The distinct values, an object array."""
+        return self.lazy.get()
+
+    @property
+    def n_distinct(self):
+        return self.lazy.size
+
     def with_codes(self, codes, missing=None, numbers=None):
         """The same distinct values (and their hashes) with other codes."""
-        column = Factorized(self.distinct, codes, missing, numbers, text=self.text)
+        column = Factorized(self.lazy, codes, missing, numbers, text=self.text)
         column.cache, column.parts = self.cache, self.parts
         return column
 
@@ -89,7 +105,7 @@ class Factorized:
 
     def used(self):
         """A mask of the distinct values some row holds."""
-        mask = np.zeros(len(self.distinct), dtype=bool)
+        mask = np.zeros(self.n_distinct, dtype=bool)
         mask[self.codes[self.codes >= 0]] = True
         return mask
 
@@ -113,7 +129,7 @@ class Factorized:
         ``missing`` (one entry a distinct value) is True made missing."""
         if not missing.any():
             return self
-        recoded = np.where(missing, -1, np.arange(len(self.distinct)))
+        recoded = np.where(missing, -1, np.arange(self.n_distinct))
         return self.with_codes(self.per_row(recoded, -1))
 
     def hashes_of(self, field):
@@ -136,6 +152,30 @@ class Factorized:
         return hashes
 
 
+class LazyValues:
+    """Distinct values made an object array when first asked for: once for a
+    block of rows and every slice of it, which share this."""
+
+    __slots__ = ("make", "values", "size")
+
+    def __init__(self, make, size):
+        self.make, self.values, self.size = make, None, size
+
+    @classmethod
+    def of(cls, values):
+        """Values already an array (or a sequence)."""
+        values = np.asarray(values, dtype=object)
+        lazy = cls(None, len(values))
+        lazy.values = values
+        return lazy
+
+    def get(self):
+        if self.values is None:
+            self.values = np.asarray(self.make(), dtype=object)
+            self.make = None
+        return self.values
+
+
 def factorize(values):
     """The :class:`Factorized` column of a sequence of hashable values (none missing)."""
     values = list(values)
@@ -152,7 +192,7 @@ def concatenate_factorized(columns):
     (``cached`` if they all are: its hashes are theirs)."""
     if len(columns) == 1:
         return columns[0]
-    offsets = np.cumsum([0] + [len(column.distinct) for column in columns[:-1]])
+    offsets = np.cumsum([0] + [column.n_distinct for column in columns[:-1]])
     codes = [
         np.where(column.codes >= 0, column.codes + offset, -1)
         for column, offset in zip(columns, offsets)
@@ -162,8 +202,9 @@ def concatenate_factorized(columns):
         parts = [getattr(column, name) for column in columns]
         known[name] = None if any(part is None for part in parts) else np.concatenate(parts)
     cached = all(column.cache is not None for column in columns)
+    size = sum(column.n_distinct for column in columns)
     concatenated = Factorized(
-        np.concatenate([column.distinct for column in columns]),
+        LazyValues(lambda: np.concatenate([column.distinct for column in columns]), size),
         np.concatenate(codes),
         **known,
         cached=cached,

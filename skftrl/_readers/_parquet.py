@@ -147,9 +147,8 @@ def batch_features(table, features, categorical, dictionaries):
         if known is not None and known[0].equals(array.dictionary):
             columns[field] = known[1].with_codes(codes)
             continue
-        distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
         columns[field] = Factorized(
-            distinct, codes, cached=True, text=arrow_text(array.dictionary)
+            array.dictionary, codes, cached=True, text=arrow_text(array.dictionary)
         )
         dictionaries[field] = (array.dictionary, columns[field])
     return columns

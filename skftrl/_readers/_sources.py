@@ -332,7 +332,9 @@ def line_blocks(source, quoted=False):
             ) from None
         if not data:
             break
-        if quoted:
+        # A quote is looked for first (one fast scan): most CSV files have
+        # none, and their blocks are cut as other text, in one copy.
+        if quoted and (b'"' in data or b'"' in carry):
             data = carry + data if carry else data
             end = last_line_end(data, quoted)
             if len(data) - end > longest_quoted_field():
