@@ -399,6 +399,31 @@ def test_a_blocks_hashes_serve_its_chunks_and_those_across_two_blocks():
     assert all(len(block.cache["site"]) == len(block.distinct) for block in blocks)
 
 
+def test_names_are_those_of_the_first_distinct_values_up_to_the_limit():
+    """A chunk across two blocks lists a value of both twice among its
+    distinct values: it is one name, and the limit counts it once."""
+    from skftrl._readers._hashing import (
+        FeatureNames,
+        Factorized,
+        concatenate_factorized,
+        record_names,
+    )
+
+    first = Factorized(["a", "b"], [0, 1, 0], cached=True)
+    second = Factorized(["a", "c", "d", "e"], [0, 1, 2, 3], cached=True)
+    names = FeatureNames(limit=4)
+    hasher = ColumnHasher(hash_bits=8)
+    record_names(names, hasher, {"f": concatenate_factorized([first, second])})
+    recorded = {}
+    for index, listed in names.by_index.items():
+        for name in listed:
+            recorded[name] = index
+    expected = ["f=a", "f=b", "f=c", "f=d"]  # the first four distinct, in order
+    assert sorted(recorded) == expected
+    assert all(recorded[name] == abs(murmurhash3_32(name)) % 2**8 for name in expected)
+    assert not names.wants("f")
+
+
 @needs_numba
 @needs_readers_extra
 @pytest.mark.parametrize("large", [False, True])

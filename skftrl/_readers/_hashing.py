@@ -515,10 +515,10 @@ class FeatureNames:
         return self.count.get(field, 0) < self.limit
 
     def new_values(self, field, values):
-        """The values of ``values`` this record has not seen for ``field``, at
-        most as many as it still wants."""
+        """The values of ``values`` this record has not seen for ``field``
+        (each once, in order), at most as many as it still wants."""
         seen = self.seen.setdefault(field, set())
-        new = [value for value in values if value not in seen]
+        new = [value for value in dict.fromkeys(values) if value not in seen]
         return new[: self.limit - self.count.get(field, 0)]
 
     def add(self, field, values, names_by_index):
