@@ -403,8 +403,8 @@ def test_names_are_those_of_the_first_distinct_values_up_to_the_limit():
     """A chunk across two blocks lists a value of both twice among its
     distinct values: it is one name, and the limit counts it once."""
     from skftrl._readers._hashing import (
-        FeatureNames,
         Factorized,
+        FeatureNames,
         concatenate_factorized,
         record_names,
     )
