@@ -105,9 +105,10 @@ class Factorized:
 
     def used(self):
         """A mask of the distinct values some row holds."""
-        mask = np.zeros(self.n_distinct, dtype=bool)
-        mask[self.codes[self.codes >= 0]] = True
-        return mask
+        # A missing row's code (-1) marks the extra last entry.
+        mask = np.zeros(self.n_distinct + 1, dtype=bool)
+        mask[self.codes] = True
+        return mask[:-1]
 
     def present(self):
         """The distinct values some row holds."""
@@ -518,7 +519,7 @@ class FeatureNames:
         """The values of ``values`` this record has not seen for ``field``
         (each once, in order), at most as many as it still wants."""
         seen = self.seen.setdefault(field, set())
-        new = [value for value in dict.fromkeys(values) if value not in seen]
+        new = list(dict.fromkeys(value for value in values if value not in seen))
         return new[: self.limit - self.count.get(field, 0)]
 
     def add(self, field, values, names_by_index):
