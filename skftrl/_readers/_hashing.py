@@ -21,6 +21,7 @@ Strings are hashed once per distinct value of a batch (:class:`Factorized`
 columns); every other step is an array operation over the rows.
 """
 
+import functools
 from numbers import Real
 from typing import NamedTuple, Optional
 
@@ -35,8 +36,9 @@ MASK_32 = 2**32 - 1
 class Factorized:
     """A column as its distinct values and each row's position among them.
 
-    ``codes[i]`` is row ``i``'s index into ``distinct`` (an object array),
-    -1 where the row's value is missing. Slicing (``column[start:stop]``)
+    ``codes[i]`` is row ``i``'s index into ``distinct`` (an object array;
+    given as a pyarrow array, it is made one when first asked for), -1
+    where the row's value is missing. Slicing (``column[start:stop]``)
     slices the codes and keeps the distinct values. A CSV reader may know
     more of the distinct values: ``missing`` marks those it reads as missing,
     and ``numbers`` holds their numbers (NaN where missing) when every one
@@ -205,7 +207,7 @@ def concatenate_factorized(columns):
     cached = all(column.cache is not None for column in columns)
     size = sum(column.n_distinct for column in columns)
     concatenated = Factorized(
-        LazyValues(lambda: np.concatenate([column.distinct for column in columns]), size),
+        LazyValues(functools.partial(joined_distinct, tuple(columns)), size),
         np.concatenate(codes),
         **known,
         cached=cached,
@@ -213,6 +215,11 @@ def concatenate_factorized(columns):
     if cached:
         concatenated.parts = tuple(columns)
     return concatenated
+
+
+def joined_distinct(columns):
+    """The distinct values of :class:`Factorized` columns, one after the other."""
+    return np.concatenate([column.distinct for column in columns])
 
 
 def value_text(value):
