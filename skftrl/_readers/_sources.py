@@ -240,13 +240,12 @@ def binary_file(file):
     return file
 
 
-def last_line_end(data, quoted):
-    """Where the last whole line of ``data`` ends (0 if none); with ``quoted``
-    (CSV), only at a newline outside double quotes."""
+def last_line_end(data):
+    """Where the last whole line of CSV bytes ends (0 if none): at a newline
+    outside double quotes."""
     end = data.rfind(b"\n") + 1
-    if quoted:
-        while end and data.count(b'"', 0, end) % 2:
-            end = data.rfind(b"\n", 0, end - 1) + 1
+    while end and data.count(b'"', 0, end) % 2:
+        end = data.rfind(b"\n", 0, end - 1) + 1
     return end
 
 
@@ -336,7 +335,7 @@ def line_blocks(source, quoted=False):
         # none, and their blocks are cut as other text, in one copy.
         if quoted and (b'"' in data or b'"' in carry):
             data = carry + data if carry else data
-            end = last_line_end(data, quoted)
+            end = last_line_end(data)
             if len(data) - end > longest_quoted_field():
                 # A long row, a long quoted field, or quotes that counting
                 # misreads (inside unquoted fields): read them exactly.
