@@ -18,7 +18,6 @@ import joblib
 import numpy as np
 from sklearn.base import BaseEstimator, is_classifier
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -591,6 +590,10 @@ class BaseFTRL(SavedState, BaseEstimator):
                 f"validation set; got n_samples={n_rows}. Pass "
                 "early_stopping=False to fit on fewer."
             )
+        # Imported here: sklearn.model_selection brings scipy.stats, which the
+        # command line defers (skftrl._cli.lean_imports).
+        from sklearn.model_selection import ShuffleSplit, StratifiedShuffleSplit
+
         splitter = ShuffleSplit
         if is_classifier(self):
             counts = np.unique(targets, return_counts=True)[1]

@@ -22,6 +22,7 @@ Reading files is the work of :mod:`skftrl._readers`.
 """
 
 import contextlib
+import importlib.util
 import os
 import signal
 import sys
@@ -31,19 +32,33 @@ import warnings
 from ._arguments import parse_arguments, resolve_files
 from ._parser import UsageError, build_parser
 
+# Imported by scikit-learn at start-up but used by no command, and slow to
+# import: executed on its first use only.
+DEFERRED_MODULES = ("scipy.stats",)
 
-class PandasBlocker:
-    """A finder that makes ``import pandas`` raise ImportError (see without_pandas)."""
+
+class LeanImports:
+    """A finder that makes ``import pandas`` raise ImportError and gives each of
+    :data:`DEFERRED_MODULES` the standard library's lazy loader, which executes
+    the module when one of its attributes is first read (see lean_imports)."""
 
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] == "pandas":
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        if name not in DEFERRED_MODULES:
+            return None
+        for finder in sys.meta_path:
+            spec = None if finder is self else finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = importlib.util.LazyLoader(spec.loader)
+                return spec
         return None
 
 
 @contextlib.contextmanager
-def without_pandas():
-    """A command run without pandas, when neither it nor scikit-learn is imported yet.
+def lean_imports():
+    """A command run without pandas, and with :data:`DEFERRED_MODULES` executed
+    only if used, when neither pandas nor scikit-learn is imported yet.
 
     scikit-learn imports pandas at start-up when it is installed, and pyarrow
     at its first conversion of an array to numpy, for DataFrames the command
@@ -57,12 +72,12 @@ def without_pandas():
     if "sklearn" in sys.modules or "pandas" in sys.modules:
         yield
         return
-    blocker = PandasBlocker()
-    sys.meta_path.insert(0, blocker)
+    finder = LeanImports()
+    sys.meta_path.insert(0, finder)
     try:
         yield
     finally:
-        sys.meta_path.remove(blocker)
+        sys.meta_path.remove(finder)
 
 
 # Python modules of the compiler, whose callbacks from compiled LLVM code
@@ -116,7 +131,7 @@ def main(argv=None, out=None):
             args.early = start_reading(args)
         # The command's module, imported only now: numpy, scikit-learn and the
         # estimators come with it.
-        with without_pandas():
+        with lean_imports():
             with IMPORT_LOCK:
                 run = getattr(__import__(f"{__name__}.{module}", fromlist=[function]), function)
             with warnings.catch_warnings():

@@ -7,7 +7,6 @@ in chunks of READ_CHUNK_SIZE rows.
 import os
 
 import numpy as np
-from sklearn.metrics import log_loss, mean_poisson_deviance, roc_auc_score
 
 from .._classifier import FTRLClassifier
 from .._readers._sources import DataError
@@ -24,6 +23,10 @@ def held_out_scores(estimator, spec, path, reading=None):
     """Metrics on a labelled file read as ``spec`` says (with the options
     ``reading`` of :func:`reading_options`): (name, value) pairs, and the row
     count."""
+    # Imported here: sklearn.metrics brings scipy.stats, which a command
+    # without scores never executes (skftrl._cli.lean_imports).
+    from sklearn.metrics import log_loss, mean_poisson_deviance, roc_auc_score
+
     n_rows, reading = 0, reading or {}
     if not isinstance(estimator, FTRLClassifier):
         squared, absolute, deviance = 0.0, 0.0, 0.0
