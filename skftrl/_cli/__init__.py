@@ -48,7 +48,8 @@ class LeanImports:
         if name not in DEFERRED_MODULES:
             return None
         for finder in sys.meta_path:
-            spec = None if finder is self else finder.find_spec(name, path, target)
+            find_spec = None if finder is self else getattr(finder, "find_spec", None)
+            spec = None if find_spec is None else find_spec(name, path, target)
             if spec is not None and spec.loader is not None:
                 spec.loader = importlib.util.LazyLoader(spec.loader)
                 return spec
