@@ -81,8 +81,9 @@ def skftrl(*args, package=None):
         return [sys.executable, "-m", "skftrl", *map(str, args)]
     code = (
         "import sys; sys.meta_path[:] = [h for h in sys.meta_path if 'editable' not in "
-        f"repr(h).lower()]; sys.path.insert(0, {package!r}); from skftrl._cli import main; "
-        "sys.exit(main(sys.argv[1:]))"
+        f"repr(h).lower()]; sys.path.insert(0, {package!r}); import skftrl._cli as cli; "
+        # The executable's entry point: command() where there is one.
+        "getattr(cli, 'command', lambda: sys.exit(cli.main(sys.argv[1:])))()"
     )
     return [sys.executable, "-c", code, *map(str, args)]
 

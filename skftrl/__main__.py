@@ -1,8 +1,6 @@
 """``python -m skftrl``: the same as the ``skftrl`` command."""
 
-import sys
-
-from ._cli import main
+from ._cli import command
 
 if __name__ == "__main__":
-    sys.exit(main())
+    command()

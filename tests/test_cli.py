@@ -1634,6 +1634,47 @@ def test_commands_without_scores_never_execute_scipy_stats(tmp_path):
     assert len((tmp_path / "p.txt").read_text().split()) == 500
 
 
+def test_the_executable_ends_after_flushing_its_output_and_running_exit_handlers(tmp_path):
+    # command() ends the process without Python's teardown: what the command
+    # wrote must all be there, exit handlers must run, exit codes stay.
+    X, y, _, _ = load_a9a()
+    n_rows = 20_000  # far more output than a pipe's buffer holds
+    dump_svmlight_file(X[:n_rows], y[:n_rows], str(tmp_path / "a9a.svm"))
+    assert run("train", "a9a.svm", "m", "--quiet", cwd=tmp_path).returncode == 0
+    code = (
+        "import atexit, sys; from skftrl._cli import command\n"
+        "atexit.register(lambda: print('exit handler ran', file=sys.stderr))\n"
+        "sys.argv = ['skftrl', *sys.argv[1:]]\n"
+        "command()"
+    )
+
+    # Buffered output, as a user's shell gives it.
+    env = {name: value for name, value in environment().items() if name != "PYTHONUNBUFFERED"}
+
+    def executable(*args):
+        return subprocess.run(
+            [sys.executable, "-c", code, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+
+    result = executable("predict", "a9a.svm", "m")
+    expected = run_here("predict", "a9a.svm", "m", cwd=tmp_path)
+    assert (result.returncode, expected.returncode) == (0, 0), result.stderr
+    assert result.stdout == expected.stdout
+    assert len(result.stdout.splitlines()) == n_rows
+    assert "exit handler ran" in result.stderr
+    result = executable("inspect", "m")
+    assert result.stdout == run_here("inspect", "m", cwd=tmp_path).stdout
+    result = executable("predict", "a9a.svm", "m", "--no-such-option")
+    assert result.returncode == 2 and "exit handler ran" in result.stderr
+    result = executable("predict", "missing.svm", "m")
+    assert result.returncode == 1 and "missing.svm" in result.stderr
+
+
 # ---------------------------------- factorization machines (issue 13)
 FM_OPTIONS = [
     "--factors",

@@ -12,7 +12,6 @@ would be. The package is a copy of this checkout, and a subprocess imports it.
 import json
 import os
 import pickle
-import runpy
 import shutil
 import stat
 import subprocess
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 
 import skftrl
+import skftrl._cli
 from conftest import HAS_NUMBA
 from skftrl import FTRLClassifier, FTRLRegressor
 
@@ -35,7 +35,7 @@ Y = (X[:, 0] + 0.5 * RNG.normal(size=40) > 0).astype(int)
 # Run in the subprocess: check that no cache location is writable, then train
 # and predict through the public API, recording every warning.
 SCRIPT = r"""
-import contextlib, io, json, os, pickle, runpy, sys, tempfile, warnings
+import contextlib, io, json, os, pickle, sys, tempfile, warnings
 import numpy as np
 
 arguments = json.loads(sys.argv[1])
@@ -48,6 +48,7 @@ for path in arguments["locations"]:
     sys.exit(f"the test's premise fails: {path} is writable")
 
 import skftrl
+import skftrl._cli
 from skftrl import FTRLClassifier, FTRLRegressor
 
 X, y = np.array(arguments["X"]), np.array(arguments["y"])
@@ -58,14 +59,12 @@ with warnings.catch_warnings(record=True) as caught:
     auto = FTRLClassifier().partial_fit(X, y, classes=[0, 1])
     numba = FTRLRegressor(engine="numba").partial_fit(X, y.astype(float))
     proba = pickled.predict_proba(X)
-    # The command line's predict, as `python -m skftrl predict` runs it.
-    sys.argv = ["skftrl", "predict", "--model", arguments["model"], arguments["data"]]
+    # The command line's predict, in this process (the executable's own
+    # end, without Python's teardown, would end it).
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        try:
-            runpy.run_module("skftrl", run_name="__main__")
-        except SystemExit as exit:
-            assert exit.code in (None, 0), exit.code
+        code = skftrl._cli.main(["predict", "--model", arguments["model"], arguments["data"]])
+        assert code == 0, code
 print(json.dumps({
     "package": skftrl.__file__,
     "auto": [auto.z_.tolist(), auto.n_.tolist(), auto.z_intercept_.tolist()],
@@ -96,16 +95,14 @@ def state(model):
     return [model.z_.tolist(), model.n_.tolist(), model.z_intercept_.tolist()]
 
 
-def run_command_line(monkeypatch, *args):
-    """``python -m skftrl *args``, in this process."""
-    monkeypatch.setattr(sys, "argv", ["skftrl", *args])
-    try:
-        runpy.run_module("skftrl", run_name="__main__")
-    except SystemExit as exit:
-        assert exit.code in (None, 0), exit.code
+def run_command_line(*args):
+    """``skftrl *args`` in this process (the executable's own end, without
+    Python's teardown, would end it)."""
+    code = skftrl._cli.main(list(args))
+    assert code == 0, code
 
 
-def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, monkeypatch, capsys):
+def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, capsys):
     """Regression: numba's cache=True raised "RuntimeError: cannot cache
     function ... no locator available" when no cache location was writable,
     and only an ImportError was caught: engine="auto" failed in partial_fit
@@ -145,9 +142,9 @@ def test_the_default_engine_works_where_numba_cannot_cache(tmp_path, monkeypatch
         )
     )
     model_file = tmp_path / "model.pkl"
-    run_command_line(monkeypatch, "train", "--quiet", "--model", str(model_file), str(data))
+    run_command_line("train", "--quiet", "--model", str(model_file), str(data))
     capsys.readouterr()
-    run_command_line(monkeypatch, "predict", "--model", str(model_file), str(data))
+    run_command_line("predict", "--model", str(model_file), str(data))
     expected_prediction = capsys.readouterr().out
 
     arguments = {
