@@ -178,7 +178,7 @@ def command():
     files; its output is flushed and the exit handlers run (those of the
     standard library's temporary files and logging among them) as at any
     exit. An exception main does not handle ends the process as usual."""
-    code = main()
+    code = main() or 0
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
