@@ -350,9 +350,10 @@ IMPORTS = {
     "python -c pass": "pass",
     "numpy, scipy.sparse": "import numpy, scipy.sparse",
     "+ numba": "import numpy, scipy.sparse, numba",
-    "+ scikit-learn (without pandas, as the command)": "import sys; sys.modules['pandas'] = "
-    "None; import numpy, scipy.sparse, numba, sklearn.base",
-    "+ scikit-learn (with pandas)": "import numpy, scipy.sparse, numba, sklearn.base",
+    # As a command imports it: without pandas, scipy.stats left unexecuted.
+    "+ scikit-learn (as the command)": "import numpy, scipy.sparse, numba\n"
+    "from skftrl._cli import lean_imports\nwith lean_imports(): import sklearn.base",
+    "+ scikit-learn (all of it, with pandas)": "import numpy, scipy.sparse, numba, sklearn.base",
 }
 
 
