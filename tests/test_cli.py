@@ -1595,42 +1595,28 @@ def test_help_and_version_start_without_scientific_imports():
     assert result.stdout.splitlines()[-1] == "[]", result.stderr
 
 
-def test_a_csv_training_run_never_imports_pandas(tmp_path):
+def test_commands_import_no_pandas_and_execute_scipy_stats_only_to_score(tmp_path):
     # scikit-learn imports pandas when it is installed, and pyarrow at its
-    # first conversion to numpy: the command needs neither DataFrames nor
-    # their start-up time and memory.
-    rows = ["clicked,site,hour"] + [f"{i % 2},s{i % 7},{i % 24}" for i in range(500)]
-    write(tmp_path / "clicks.csv", [row + "\n" for row in rows])
-    code = (
-        "import sys; from skftrl._cli import main\n"
-        "code = main(['train', 'clicks.csv', 'model', '--label-column', 'clicked',"
-        " '--categorical', 'site', '--hash-bits', '10', '--quiet'])\n"
-        "print(code, 'pandas' in sys.modules)"
-    )
-    result = python_code(code, cwd=tmp_path)
-    assert result.stdout.splitlines()[-1] == "0 False", result.stderr
-    assert joblib.load(tmp_path / "model").n_features_in_ == 2**10
-
-
-def test_commands_without_scores_never_execute_scipy_stats(tmp_path):
-    # scikit-learn imports scipy.stats at start-up, a large part of a command's
-    # start-up time; train and predict never use it, test (its AUC) does.
+    # first conversion to numpy: the command needs no DataFrames. scikit-learn
+    # also imports scipy.stats, a large part of a command's start-up time:
+    # train and predict never use it, test (its AUC) does.
     rows = ["clicked,site,hour"] + [f"{i % 2},s{i % 7},{i % 24}" for i in range(500)]
     write(tmp_path / "clicks.csv", [row + "\n" for row in rows])
     code = (
         "import sys; from skftrl._cli import main\n"
         "codes = [main(['train', 'clicks.csv', 'model', '--label-column', 'clicked',"
-        " '--hash-bits', '10', '--quiet'])]\n"
+        " '--categorical', 'site', '--hash-bits', '10', '--quiet'])]\n"
         "codes.append(main(['predict', 'clicks.csv', 'model', '-p', 'p.txt']))\n"
-        "print(*codes, 'scipy.stats._stats_py' in sys.modules)\n"
+        "print(*codes, 'pandas' in sys.modules, 'scipy.stats._stats_py' in sys.modules)\n"
         "print(main(['test', 'clicks.csv', 'model']), 'scipy.stats._stats_py' in sys.modules)\n"
         "import scipy.stats; print(scipy.stats.rankdata([3.0, 1.0, 2.0]).tolist())"
     )
     result = python_code(code, cwd=tmp_path)
     lines = result.stdout.splitlines()
-    assert lines[0] == "0 0 False", result.stderr
+    assert lines[0] == "0 0 False False", result.stderr
     assert lines[-2] == "0 True", result.stderr
     assert lines[-1] == "[3.0, 1.0, 2.0]"
+    assert joblib.load(tmp_path / "model").n_features_in_ == 2**10
     assert len((tmp_path / "p.txt").read_text().split()) == 500
 
 
