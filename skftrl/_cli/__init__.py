@@ -51,9 +51,12 @@ class LeanImports:
         for finder in sys.meta_path:
             find_spec = None if finder is self else getattr(finder, "find_spec", None)
             spec = None if find_spec is None else find_spec(name, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = importlib.util.LazyLoader(spec.loader)
-                return spec
+            if spec is None:
+                continue
+            if not hasattr(spec.loader, "exec_module"):  # LazyLoader needs it: import as usual
+                return None
+            spec.loader = importlib.util.LazyLoader(spec.loader)
+            return spec
         return None
 
 
