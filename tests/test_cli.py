@@ -1573,13 +1573,14 @@ def test_a_model_whose_input_spec_is_damaged_is_refused_with_a_message(tmp_path)
     assert "input_spec_" in result.stderr and "Traceback" not in result.stderr
 
 
-def python_code(code, cwd=None):
-    """``python -c code`` in a new process, with this checkout's package."""
+def python_code(code, *args, cwd=None, env=None):
+    """``python -c code *args`` in a new process, with this checkout's package
+    (and the environment ``env``, by default this one)."""
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
-        env=environment(),
+        env=environment() if env is None else env,
         cwd=cwd,
         timeout=300,
     )
@@ -1638,14 +1639,7 @@ def test_the_executable_ends_after_flushing_its_output_and_running_exit_handlers
     env = {name: value for name, value in environment().items() if name != "PYTHONUNBUFFERED"}
 
     def executable(*args):
-        return subprocess.run(
-            [sys.executable, "-c", code, *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-        )
+        return python_code(code, *args, cwd=tmp_path, env=env)
 
     result = executable("predict", "a9a.svm", "m")
     expected = run_here("predict", "a9a.svm", "m", cwd=tmp_path)
