@@ -424,6 +424,43 @@ def test_names_are_those_of_the_first_distinct_values_up_to_the_limit():
     assert not names.wants("f")
 
 
+@pytest.mark.parametrize("limit", [1000, 7])
+def test_names_recorded_from_a_blocks_chunks_are_those_of_each_chunk_on_its_own(limit):
+    """Chunks cut from blocks share the blocks' distinct values (some chunks
+    across two blocks, some values missing): what is recorded, and its
+    order, is what chunks of the same rows made on their own record."""
+    from skftrl._readers._chunks import rechunk
+    from skftrl._readers._csv_arrow import FactorizedRows, concatenate_rows
+    from skftrl._readers._csv_values import text_categories
+    from skftrl._readers._hashing import FeatureNames, factorize, record_names
+
+    rng = np.random.default_rng(0)
+    hasher = ColumnHasher(hash_bits=6)  # collisions: several names a column
+    blocks = []
+    for n_rows in [37, 5, 60, 1, 44]:
+        columns = []
+        for vocabulary in (3, 40):
+            values = [f"v{k}" for k in rng.zipf(1.3, size=n_rows) % vocabulary]
+            values = ["" if value == "v1" else value for value in values]  # missing
+            columns.append(factorize(values))
+        blocks.append(FactorizedRows(columns, np.arange(n_rows)))
+    shared, alone = FeatureNames(limit=limit), FeatureNames(limit=limit)
+    for chunk in rechunk(blocks, 9, concatenate_rows):
+        columns = {f"f{i}": text_categories(column) for i, column in enumerate(chunk.columns)}
+        record_names(shared, hasher, columns)
+        columns = {
+            f"f{i}": text_categories(factorize(list(column.values())))
+            for i, column in enumerate(chunk.columns)
+        }
+        record_names(alone, hasher, columns)
+    assert list(shared.by_index.items()) == list(alone.by_index.items())
+    distinct = {
+        f"f{i}": {value for block in blocks for value in block.columns[i].values()} - {""}
+        for i in range(2)
+    }
+    assert shared.count == {field: min(limit, len(values)) for field, values in distinct.items()}
+
+
 @needs_numba
 @needs_readers_extra
 @pytest.mark.parametrize("large", [False, True])

@@ -109,7 +109,8 @@ class Factorized:
         """A mask of the distinct values some row holds."""
         # A missing row's code (-1) marks the extra last entry.
         mask = np.zeros(self.n_distinct + 1, dtype=bool)
-        mask[self.codes] = True
+        # numpy indexes with intp codes about twice as fast as with int32 ones.
+        mask[self.codes.astype(np.intp, copy=False)] = True
         return mask[:-1]
 
     def present(self):
@@ -518,9 +519,36 @@ class FeatureNames:
         self.limit = limit
         self.count = {}  # field -> names recorded
         self.seen = {}  # field -> the values recorded
+        # field -> {distinct values (a LazyValues): a mask of those some row
+        # looked at held}, of the last column looked at: its chunks share them.
+        self.looked = {}
 
     def wants(self, field):
         return self.count.get(field, 0) < self.limit
+
+    def unlooked(self, field, column):
+        """The distinct values some row of ``column`` (a :class:`Factorized`)
+        holds, but no row of an earlier column with the same distinct values
+        (a block's chunks, which come in order) held, in their order."""
+        blocks = column.parts or (column,)
+        before = self.looked.get(field, {})
+        masks = [before.get(block.lazy) for block in blocks]
+        if all(mask is not None and mask.all() for mask in masks):
+            return ()
+        masks = [
+            np.zeros(block.n_distinct, dtype=bool) if mask is None else mask
+            for block, mask in zip(blocks, masks)
+        ]
+        looked = np.concatenate(masks)
+        used = column.used()
+        fresh = used & ~looked
+        looked |= used
+        offsets = np.cumsum([0] + [block.n_distinct for block in blocks])
+        self.looked[field] = {
+            block.lazy: looked[start:stop]
+            for block, start, stop in zip(blocks, offsets[:-1], offsets[1:])
+        }
+        return column.distinct[fresh] if fresh.any() else ()
 
     def new_values(self, field, values):
         """The values of ``values`` this record has not seen for ``field``
@@ -549,7 +577,7 @@ def record_names(names, hasher, columns):
         if not names.wants(name):
             continue
         if isinstance(column, Factorized):
-            new = names.new_values(name, column.present())
+            new = names.new_values(name, names.unlooked(name, column))
             if new:
                 categories = Factorized(np.array(new, dtype=object), np.arange(len(new)))
                 names.add(name, new, hasher.hashed_names({name: categories}))
