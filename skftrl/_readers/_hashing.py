@@ -566,6 +566,8 @@ class FeatureNames:
                 if name not in here and self.wants(field):
                     here.append(name)
                     self.count[field] = self.count.get(field, 0) + 1
+        if not self.wants(field):  # never looked at again: its values may go
+            self.looked.pop(field, None)
 
 
 def record_names(names, hasher, columns):
