@@ -519,8 +519,9 @@ class FeatureNames:
         self.limit = limit
         self.count = {}  # field -> names recorded
         self.seen = {}  # field -> the values recorded
-        # field -> {distinct values (a LazyValues): a mask of those some row
-        # looked at held}, of the last column looked at: its chunks share them.
+        # field -> {a block's distinct values (its LazyValues): a mask of those
+        # the rows looked at held}, for the blocks of the field's last chunk,
+        # whose next chunks share them. Only a shortcut: new_values filters.
         self.looked = {}
 
     def wants(self, field):
