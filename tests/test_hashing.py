@@ -424,6 +424,40 @@ def test_names_are_those_of_the_first_distinct_values_up_to_the_limit():
     assert not names.wants("f")
 
 
+@needs_numba
+@needs_readers_extra
+def test_the_reading_thread_hashes_the_categories_of_the_blocks_it_parses(tmp_path, monkeypatch):
+    """pyarrow's CSV reader hashes ``field=value`` of each distinct value of
+    the columns it is told of, in its thread, from the next block on: the
+    MurmurHash3 of each, found in the block's hashes when it is learned."""
+    import skftrl._readers._sources
+    from skftrl._readers._csv import open_csv_input
+
+    monkeypatch.setattr(skftrl._readers._sources, "BLOCK_SIZE", 64)  # several blocks
+    rng = np.random.default_rng(0)
+    words = ["a", "b", "é", "c d", "7", "x" * 30]
+    lines = ["y,site,hour"] + [
+        f"{i % 2},{rng.choice(words)},{rng.choice(words)}" for i in range(60)
+    ]
+    path = tmp_path / "ahead.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    source = open_csv_input(path, parser="pyarrow")
+    chunks = source.row_chunks(7)
+    source.hash_categories({1: "site"})
+    hashed = 0
+    for rows, _ in chunks:
+        site, hour = rows[1], rows[2]
+        blocks = site.parts or (site,)
+        for block in blocks:
+            if "site" in block.cache:
+                expected = [murmurhash3_32(f"site={value}") for value in block.distinct]
+                assert block.cache["site"].tolist() == expected
+                hashed += 1
+        assert not any(hour_block.cache for hour_block in hour.parts or (hour,))
+    assert hashed > 10
+    source.close()
+
+
 @pytest.mark.parametrize("limit", [1000, 7])
 def test_names_recorded_from_a_blocks_chunks_are_those_of_each_chunk_on_its_own(limit):
     """Chunks cut from blocks share the blocks' distinct values (some chunks

@@ -229,6 +229,9 @@ def csv_chunks(
     tag_position = None if tag_column is None else source.position(tag_column, "id")
     numeric = [name for name, kind in spec.kinds.items() if kind == "numeric"]
     source.read_numbers({positions[name] for name in numeric} - {tag_position})
+    source.hash_categories(
+        {positions[name]: name for name, kind in spec.kinds.items() if kind != "numeric"}
+    )
     known = {spec.label_column, spec.weight_column, tag_column, *spec.ignored}
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:

@@ -31,7 +31,7 @@ import pyarrow.csv as pa_csv
 from ._chunks import rechunk
 from ._csv_text import CsvInput, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
-from ._hashing import Factorized, concatenate_factorized, factorize
+from ._hashing import Factorized, compiled_hashing, concatenate_factorized, factorize
 from ._sources import DataError, read_ahead
 from ._tables import arrow_text
 
@@ -237,6 +237,21 @@ class ArrowCsvInput(CsvInput):
         none is infinite, which the reader's error names); else as before."""
         self.numeric = frozenset(positions)
 
+    # The names of the columns whose categories are hashed ahead, by position
+    # (see hash_categories).
+    hashed_fields: dict = {}
+
+    def hash_categories(self, fields):
+        """Hash the distinct values of the columns at the positions of
+        ``fields`` (position -> the field's name) from the next block on, as
+        :meth:`~._hashing.Factorized.hashes_of` does: in the reading thread, as
+        each block is parsed, rather than in the one that learns; compiled,
+        without the GIL (without numba, in the thread that learns as before)."""
+        # numba imported in this thread: two threads importing it at once can
+        # deadlock on its circular imports.
+        if compiled_hashing() is not None:
+            self.hashed_fields = dict(fields)
+
     # The positions of the columns left unread (see skip_columns).
     skipped: frozenset = frozenset()
 
@@ -263,6 +278,9 @@ class ArrowCsvInput(CsvInput):
         lines = row_lines(block, first_line, len(columns[0]))
         if lines is None:
             return self.python_rows(first_line, block)
+        for position, field in self.hashed_fields.items():
+            if isinstance(columns[position], Factorized):
+                columns[position].hashes_of(field)
         return FactorizedRows(columns, lines)
 
     def arrow_columns(self, block, quoted, numeric):

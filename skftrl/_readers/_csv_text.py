@@ -223,6 +223,11 @@ class CsvInput:
         """Nothing: the csv module reads every value as text (pyarrow's
         reader reads the columns at ``positions`` as numbers)."""
 
+    def hash_categories(self, fields):
+        """Nothing: the csv module's rows are read, and hashed, in the thread
+        that learns (pyarrow's reader hashes the categories of ``fields``
+        ahead)."""
+
     def skip_columns(self, positions):
         """Nothing: the csv module reads every column (pyarrow's reader
         leaves the columns at ``positions`` unread)."""
