@@ -316,7 +316,7 @@ def canonical_rows_reference(columns, values):
 
 
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
-@pytest.mark.parametrize("n_fields", [1, 3, 20, 40])
+@pytest.mark.parametrize("n_fields", [1, 3, 20, 40, 100])  # 100: sorted by a radix sort
 def test_rows_are_assembled_as_the_reference_adds_them(compiled, n_fields, monkeypatch):
     """Many collisions of three and more fields in a column (where the order
     of the sum shows in the last bits), missing values, rows of none."""

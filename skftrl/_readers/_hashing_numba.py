@@ -4,12 +4,14 @@
 name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
 and :func:`hash_prefixed`, for pyarrow's strings, use it).
 
-:func:`canonical_rows`: one pass over the rows, each row's few entries
-sorted by rank (a key's place is the number of the row's keys below it),
-instead of numpy's sort of the whole batch; it gives the same arrays, and
-releases the GIL. Counting ranks compares every pair of keys but has no
-branch to mispredict: on random columns it is faster than an insertion
-sort, from 5 fields to 200.
+:func:`canonical_rows`: one pass over the rows, each row's entries sorted
+and added up by :func:`add_row` (which the compiled VW reader's rows use
+too), instead of numpy's sort of the whole batch; it gives the same arrays,
+and releases the GIL. A row of a few entries is sorted by rank (a key's
+place is the number of the row's keys below it): counting ranks compares
+every pair of keys but has no branch to mispredict, and on random columns
+it is faster than an insertion sort. A longer row, whose pairs would be
+many, is sorted by a radix sort.
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
@@ -29,46 +31,82 @@ except RuntimeError:  # no writable cache location (see skftrl._engines._compile
     cache = False
 
 
+# Rows of up to RANK_SORTED entries are sorted by rank, longer ones by a radix sort.
+RANK_SORTED = 64
+PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def add_row(columns, values, n_row, order, scratch, counts, indices, data, n_entries):
+    """Add a row of ``n_row`` entries (``columns``, ``values``) to
+    ``indices`` and ``data`` from ``n_entries``, its columns sorted, the
+    values of a column added up in the order of the entries; the new
+    ``n_entries``. ``order``, ``scratch`` (room for the row's places) and
+    ``counts`` (257) are working space."""
+    if n_row <= RANK_SORTED:
+        # A key's place (its low bits) keeps the order of a column's values;
+        # a key's rank is its place in the sorted row.
+        for a in range(n_row):
+            scratch[a] = (columns[a] << PLACE_BITS) | a
+        for a in range(n_row):
+            rank = 0
+            for b in range(n_row):
+                rank += scratch[b] < scratch[a]
+            order[rank] = a
+    else:
+        # A least significant digit first radix sort (stable), a byte a pass.
+        for a in range(n_row):
+            order[a] = a
+        highest = 0
+        for a in range(n_row):
+            highest = max(highest, columns[a])
+        shift = 0
+        while (highest >> shift) > 0:
+            counts[:] = 0
+            for a in range(n_row):
+                counts[((columns[order[a]] >> shift) & 255) + 1] += 1
+            for digit in range(256):
+                counts[digit + 1] += counts[digit]
+            for a in range(n_row):
+                digit = (columns[order[a]] >> shift) & 255
+                scratch[counts[digit]] = order[a]
+                counts[digit] += 1
+            order[:n_row] = scratch[:n_row]
+            shift += 8
+    last = -1  # the column of the row's last entry (columns are not negative)
+    for a in range(n_row):
+        column, value = columns[order[a]], values[order[a]]
+        if column == last:
+            data[n_entries - 1] += value
+        else:
+            indices[n_entries], data[n_entries] = column, value
+            n_entries += 1
+            last = column
+    return n_entries
+
+
 @njit(cache=cache, nogil=True)
 def canonical_rows(columns, values):
     """See :func:`._hashing.canonical_rows`."""
     n_fields, n_rows = columns.shape
-    shift = 1
-    while (1 << shift) < n_fields:
-        shift += 1
-    low = (1 << shift) - 1
-    absent = np.iinfo(np.int64).max  # the key of no entry: above every other
-    keys = np.empty(n_fields, dtype=np.int64)  # a row's (column, field)
-    ordered = np.empty(n_fields, dtype=np.int64)  # the row's keys, sorted
+    row_columns = np.empty(n_fields, dtype=np.int64)  # a row's entries, by field
+    row_values = np.empty(n_fields, dtype=np.float64)
+    order = np.empty(n_fields, dtype=np.int64)
+    scratch = np.empty(n_fields, dtype=np.int64)
+    counts = np.empty(257, dtype=np.int64)
     indptr = np.empty(n_rows + 1, dtype=np.int64)
     indices = np.empty(n_rows * n_fields, dtype=np.int32)
     data = np.empty(n_rows * n_fields, dtype=np.float64)
-    indptr[0] = 0
-    n_entries = 0
+    indptr[0] = n_entries = 0
     for i in range(n_rows):
-        n_keys = 0
+        n_row = 0
         for f in range(n_fields):
-            present = values[f, i] == values[f, i]  # NaN: no entry
-            keys[f] = ((columns[f, i] << shift) | f) if present else absent
-            n_keys += present
-        # The keys of entries differ (by their field); those of no entry all
-        # rank n_keys, past the ones read below.
-        for a in range(n_fields):
-            rank = 0
-            for b in range(n_fields):
-                rank += keys[b] < keys[a]
-            ordered[rank] = keys[a]
-        last = -1
-        for k in range(n_keys):
-            column = ordered[k] >> shift
-            value = values[ordered[k] & low, i]
-            if column == last:
-                data[n_entries - 1] += value
-            else:
-                indices[n_entries] = column
-                data[n_entries] = value
-                n_entries += 1
-                last = column
+            if values[f, i] == values[f, i]:  # NaN: no entry
+                row_columns[n_row], row_values[n_row] = columns[f, i], values[f, i]
+                n_row += 1
+        n_entries = add_row(
+            row_columns, row_values, n_row, order, scratch, counts, indices, data, n_entries
+        )
         indptr[i + 1] = n_entries
     return indptr, indices[:n_entries], data[:n_entries]
 

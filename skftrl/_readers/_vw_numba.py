@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ._hashing import FNV_PRIME, MASK_32
-from ._hashing_numba import cache, murmurhash3
+from ._hashing_numba import add_row, cache, murmurhash3
 from ._libsvm_numba import _decimal
 
 NEWLINE, BAR, SPACE, TAB, COLON, EQUALS = 10, 124, 32, 9, 58, 61
@@ -40,10 +40,6 @@ KINDS = np.zeros(256, dtype=np.uint8)
 KINDS[[SPACE, *range(9, 14), *range(28, 32)]] = IS_SPACE
 KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
 KINDS[128:] = NOT_ASCII
-# Rows of up to RANK_SORTED entries are sorted by rank (as
-# _hashing_numba.canonical_rows sorts), longer ones by a radix sort.
-RANK_SORTED = 64
-PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
 
 
 @njit(cache=cache, nogil=True)
@@ -214,54 +210,6 @@ def _crossed_hash(first, second):
     return combined - 2**32 if combined >= 2**31 else combined
 
 
-@njit(cache=cache, nogil=True, inline="always")
-def _add_row(columns, values, n_row, order, scratch, counts, indices, data, n_entries):
-    """Add a row of ``n_row`` entries (``columns``, ``values``) to
-    ``indices`` and ``data`` from ``n_entries``, its columns sorted, the
-    values of a column added up in the order of the entries; the new
-    ``n_entries``. ``order``, ``scratch`` (room for the row's places) and
-    ``counts`` (257) are working space."""
-    if n_row <= RANK_SORTED:
-        # A key's place (its low bits) keeps the order of a column's values;
-        # a key's rank is its place in the sorted row.
-        for a in range(n_row):
-            scratch[a] = (columns[a] << PLACE_BITS) | a
-        for a in range(n_row):
-            rank = 0
-            for b in range(n_row):
-                rank += scratch[b] < scratch[a]
-            order[rank] = a
-    else:
-        # A least significant digit first radix sort (stable), a byte a pass.
-        for a in range(n_row):
-            order[a] = a
-        highest = 0
-        for a in range(n_row):
-            highest = max(highest, columns[a])
-        shift = 0
-        while (highest >> shift) > 0:
-            counts[:] = 0
-            for a in range(n_row):
-                counts[((columns[order[a]] >> shift) & 255) + 1] += 1
-            for digit in range(256):
-                counts[digit + 1] += counts[digit]
-            for a in range(n_row):
-                digit = (columns[order[a]] >> shift) & 255
-                scratch[counts[digit]] = order[a]
-                counts[digit] += 1
-            order[:n_row] = scratch[:n_row]
-            shift += 8
-    first = n_entries
-    for a in range(n_row):
-        column, value = columns[order[a]], values[order[a]]
-        if n_entries > first and indices[n_entries - 1] == column:
-            data[n_entries - 1] += value
-        else:
-            indices[n_entries], data[n_entries] = column, value
-            n_entries += 1
-    return n_entries
-
-
 @njit(cache=cache, nogil=True)
 def _letter_positions(letters, start, stop, interaction, length, positions, counts):
     """Each letter ``interaction[d]``'s features in a row (``start`` to
@@ -347,7 +295,7 @@ def rows_matrix(rows, hashes, values, letters, interactions, lengths, n_rows, ha
                     digits[d] += 1
                 if digits[0] == counts[0]:
                     break
-        n_entries = _add_row(
+        n_entries = add_row(
             row_columns,
             row_values,
             n_row,
