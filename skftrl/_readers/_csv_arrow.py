@@ -279,8 +279,11 @@ class ArrowCsvInput(CsvInput):
         if lines is None:
             return self.python_rows(first_line, block)
         for position, field in self.hashed_fields.items():
-            if isinstance(columns[position], Factorized):
-                columns[position].hashes_of(field)
+            column = columns[position]
+            # Compiled only (pyarrow's text): Python's hashing would import
+            # scikit-learn in this thread.
+            if isinstance(column, Factorized) and column.text is not None:
+                column.hashes_of(field)
         return FactorizedRows(columns, lines)
 
     def arrow_columns(self, block, quoted, numeric):
