@@ -529,17 +529,23 @@ class FeatureNames:
 
     def unlooked(self, field, column):
         """The distinct values some row of ``column`` (a :class:`Factorized`)
-        holds, but no row of an earlier column with the same distinct values
-        (a block's chunks, which come in order) held, in their order."""
+        holds that may be new, in their order: not held by a row of an earlier
+        column with the same distinct values (a block's chunks, which come in
+        order), nor recorded already."""
         blocks = column.parts or (column,)
         before = self.looked.get(field, {})
-        masks = [before.get(block.lazy) for block in blocks]
-        if all(mask is not None and mask.all() for mask in masks):
-            return ()
+        seen = self.seen.get(field, set())
+        # A new block's values already recorded count as looked at: once the
+        # field's every value is, its chunks are passed over.
         masks = [
-            np.zeros(block.n_distinct, dtype=bool) if mask is None else mask
-            for block, mask in zip(blocks, masks)
+            before.get(block.lazy)
+            if block.lazy in before
+            else np.fromiter(map(seen.__contains__, block.distinct), bool, block.n_distinct)
+            for block in blocks
         ]
+        self.looked[field] = dict(zip((block.lazy for block in blocks), masks))
+        if all(mask.all() for mask in masks):
+            return ()
         looked = np.concatenate(masks)
         used = column.used()
         fresh = used & ~looked
