@@ -8,6 +8,7 @@ user guide states (crosses).
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -464,9 +465,27 @@ def test_names_recorded_from_a_blocks_chunks_are_those_of_each_chunk_on_its_own(
     across two blocks, some values missing): what is recorded, and its
     order, is what chunks of the same rows made on their own record."""
     from skftrl._readers._chunks import rechunk
-    from skftrl._readers._csv_arrow import FactorizedRows, concatenate_rows
     from skftrl._readers._csv_values import text_categories
-    from skftrl._readers._hashing import FeatureNames, factorize, record_names
+    from skftrl._readers._hashing import (
+        FeatureNames,
+        concatenate_factorized,
+        factorize,
+        record_names,
+    )
+
+    class Block(NamedTuple):  # a reader's block of rows, cut into chunks by rechunk
+        columns: list
+
+        @property
+        def n_rows(self):
+            return len(self.columns[0])
+
+        def rows(self, start, stop):
+            return Block([column[start:stop] for column in self.columns])
+
+    def concatenate(pieces):
+        parts = zip(*(piece.columns for piece in pieces))
+        return Block([concatenate_factorized(list(column)) for column in parts])
 
     rng = np.random.default_rng(0)
     hasher = ColumnHasher(hash_bits=6)  # collisions: several names a column
@@ -477,9 +496,9 @@ def test_names_recorded_from_a_blocks_chunks_are_those_of_each_chunk_on_its_own(
             values = [f"v{k}" for k in rng.zipf(1.3, size=n_rows) % vocabulary]
             values = ["" if value == "v1" else value for value in values]  # missing
             columns.append(factorize(values))
-        blocks.append(FactorizedRows(columns, np.arange(n_rows)))
+        blocks.append(Block(columns))
     shared, alone = FeatureNames(limit=limit), FeatureNames(limit=limit)
-    for chunk in rechunk(blocks, 9, concatenate_rows):
+    for chunk in rechunk(blocks, 9, concatenate):
         columns = {f"f{i}": text_categories(column) for i, column in enumerate(chunk.columns)}
         record_names(shared, hasher, columns)
         columns = {
