@@ -538,13 +538,13 @@ class FeatureNames:
         # A new block's values already recorded count as looked at: once the
         # field's every value is, its chunks are passed over.
         masks = [
-            before.get(block.lazy)
+            before[block.lazy]
             if block.lazy in before
             else np.fromiter(map(seen.__contains__, block.distinct), bool, block.n_distinct)
             for block in blocks
         ]
-        self.looked[field] = dict(zip((block.lazy for block in blocks), masks))
         if all(mask.all() for mask in masks):
+            self.looked[field] = {block.lazy: mask for block, mask in zip(blocks, masks)}
             return ()
         looked = np.concatenate(masks)
         used = column.used()
