@@ -18,6 +18,7 @@ import fcntl
 import gzip
 import io
 import os
+import pickle
 import pty
 import re
 import signal
@@ -1287,6 +1288,41 @@ def test_skops_model_file(tmp_path):
     predicted = run_here("predict", "--model", "m.skops", "a.svm", cwd=tmp_path)
     X, _ = load_svmlight_file(str(tmp_path / "a.svm"), n_features=123)
     assert np.array_equal(read_numbers(predicted.stdout)[:, 0], reference.predict_proba(X)[:, 1])
+
+
+def test_hashed_names_load_as_the_same_dict_from_joblib_pickle_and_skops(tmp_path):
+    sio = pytest.importorskip("skops.io")
+    rows = click_rows(400, seed=6)
+    write_csv(tmp_path / "c.csv", rows, ["age", "color", "clicked", "score", "city"])
+    for name in ("m.joblib", "m.skops"):
+        options = ["--label-column", "clicked", "--hash-bits", 10, "--model", name]
+        result = run_here("train", "c.csv", *options, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    # The names of the hashed features, hashed independently, by column.
+    names = {"age", "score"} | {f"{f}={row[f]}" for row in rows for f in ("color", "city")}
+    names -= {"city=", "city=NA"}
+    hasher = FeatureHasher(2**10, input_type="pair", alternate_sign=False)
+    expected = {}
+    for name in names:
+        column = int(hasher.transform([[(name, 1.0)]]).indices[0])
+        expected.setdefault(column, []).append(name)
+    expected = {column: sorted(found) for column, found in expected.items()}
+    from_joblib = joblib.load(tmp_path / "m.joblib")
+    # skops files hold skftrl's estimator type only: they load trusting it alone.
+    trusted = ["skftrl._classifier.FTRLClassifier"]
+    assert sio.get_untrusted_types(file=tmp_path / "m.skops") == trusted
+    from_skops = sio.load(tmp_path / "m.skops", trusted=trusted)
+    for model in (
+        from_joblib,
+        from_skops,
+        pickle.loads(pickle.dumps(from_joblib)),
+        copy.deepcopy(from_joblib),
+        joblib.load(joblib.dump(from_joblib, tmp_path / "again.joblib")[0]),
+    ):
+        recorded = model.hashed_feature_names_
+        assert isinstance(recorded, dict)
+        assert {column: sorted(found) for column, found in recorded.items()} == expected
+    assert "color=red" in run_here("inspect", "m.skops", cwd=tmp_path).stdout
 
 
 def test_a_hashed_model_file_grows_with_its_non_zero_state(tmp_path):

@@ -12,6 +12,7 @@ reads files: a dict, see :mod:`skftrl._readers._spec`),
 import contextlib
 import io
 import os
+import pickle
 import stat
 import tempfile
 
@@ -31,6 +32,23 @@ from ._parser import UsageError
 LEGACY_MODEL_KIND = "skftrl model"
 
 
+class HashedNames(dict):
+    """``hashed_feature_names_``, ``{column: [names]}``: a dict that is pickled
+    as one bytes object, which pickle's C code makes. joblib pickles with
+    Python's own pickler, which took several times longer over a model's
+    thousands of names than over its arrays. Model files name
+    :func:`hashed_names`, which makes it again, where it is: moving it breaks
+    them."""
+
+    def __reduce__(self):
+        return hashed_names, (pickle.dumps(dict(self), protocol=pickle.HIGHEST_PROTOCOL),)
+
+
+def hashed_names(pickled):
+    """The :class:`HashedNames` that ``pickled`` holds (pickle calls it)."""
+    return HashedNames(pickle.loads(pickled))
+
+
 def save_model(estimator, path, file):
     """Write the estimator: skops for a ``.skops`` path, else joblib."""
     if os.fspath(path).endswith(".skops"):
@@ -40,7 +58,16 @@ def save_model(estimator, path, file):
             raise UsageError(
                 f"{path}: saving a .skops model needs skops (pip install 'skftrl[skops]')"
             ) from None
-        file.write(sio.dumps(estimator))
+        # The names as a plain dict: a skops file is loaded trusting the types
+        # its reader names, and skftrl's estimators should be all it holds.
+        names = getattr(estimator, "hashed_feature_names_", None)
+        if isinstance(names, HashedNames):
+            estimator.hashed_feature_names_ = dict(names)
+        try:
+            file.write(sio.dumps(estimator))
+        finally:
+            if isinstance(names, HashedNames):
+                estimator.hashed_feature_names_ = names
     elif file.seekable():
         joblib.dump(estimator, file)
     else:  # a FIFO, a pipe: joblib asks where it is in the file

@@ -19,7 +19,7 @@ from .._readers._sources import DataError, data_format, is_regular_file
 from ._estimators import make_estimator, reported_loss
 from ._holdout import Holdout
 from ._input import check_format_options, resolve_input, training_reading
-from ._model_files import atomic_output, load_model, save_model
+from ._model_files import HashedNames, atomic_output, load_model, save_model
 from ._parser import UsageError
 from ._passes import learn_passes, pass_chunks
 from ._predict import held_out_scores
@@ -105,7 +105,8 @@ def check_inputs(args):
 def save(args, estimator, training, rows, holdout, initial, report):
     """The model file, with how it reads files and the training log; scores on --test."""
     estimator.input_spec_ = dataclasses.asdict(training.spec)
-    estimator.hashed_feature_names_ = None if training.names is None else training.names.by_index
+    names = training.names
+    estimator.hashed_feature_names_ = None if names is None else HashedNames(names.by_index)
     log = list(getattr(initial, "training_log_", None) or [])
     entry = {
         "file": args.data,
