@@ -365,7 +365,12 @@ def test_regression_train_test_and_predict(tmp_path):
 
 # ------------------------------------------------------------------ CSV
 MISSING = {"", "na", "nan", "n/a", "null"}
-CSV_KINDS = {"age": "numeric", "color": "categorical", "score": "numeric", "city": "categorical"}
+CSV_KINDS = {
+    "age": "categorical",
+    "color": "categorical",
+    "score": "numeric",
+    "city": "categorical",
+}
 
 
 def click_rows(n_rows, seed):
@@ -439,7 +444,8 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
         model_path,
     )
     assert result.returncode == 0, result.stderr
-    assert "2 numeric and 2 categorical columns" in result.stdout
+    # The ages, whole numbers, are categories; the scores numbers.
+    assert "1 numeric and 3 categorical columns" in result.stdout
 
     X = hashed_reference(rows, 12)
     y = np.array([row["clicked"] for row in rows])
@@ -464,9 +470,14 @@ def test_train_csv_equals_partial_fit_on_hashed_features(tmp_path):
     coef = reference.coef_[0]
     names = {}
     for name in (
-        ["age", "score"]
+        ["score"]
         + [f"color={c}" for c in ("red", "green", "blue")]
-        + [f"city={row['city']}" for row in rows if row["city"].lower() not in MISSING]
+        + [
+            f"{f}={row[f]}"
+            for row in rows
+            for f in ("age", "city")
+            if row[f].lower() not in MISSING
+        ]
     ):
         index = FeatureHasher(2**12, input_type="string").transform([[name]]).indices[0]
         names.setdefault(index, set()).add(name)
@@ -1299,8 +1310,8 @@ def test_hashed_names_load_as_the_same_dict_from_joblib_pickle_and_skops(tmp_pat
         result = run_here("train", "c.csv", *options, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
     # The names of the hashed features, hashed independently, by column.
-    names = {"age", "score"} | {f"{f}={row[f]}" for row in rows for f in ("color", "city")}
-    names -= {"city=", "city=NA"}
+    names = {"score"} | {f"{f}={row[f]}" for row in rows for f in ("age", "color", "city")}
+    names -= {"age=", "city=", "city=NA"}
     hasher = FeatureHasher(2**10, input_type="pair", alternate_sign=False)
     expected = {}
     for name in names:
@@ -1365,6 +1376,8 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
         "id",
         "--categorical",
         "zip",
+        "--numeric",
+        "age",  # whole numbers, read as numbers
         "--hash-bits",
         12,
         "--chunk-size",
@@ -1418,6 +1431,81 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
     assert sorted(joblib.load(tmp_path / "k").input_spec_["kinds"]) == ["color", "zip"]
 
 
+@pytest.mark.parametrize("numeric", [None, "age"])
+@pytest.mark.parametrize("reading", ["first pass", "first chunk", "parquet"])
+def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, numeric):
+    # Ids and codes are written as whole numbers: read as numbers, an id of
+    # 14,102,100 would swamp a row's margin. A column with a fraction is
+    # numeric; in a first pass, a fraction after the first chunk makes it so.
+    rows = click_rows(900, seed=9)
+    for i, row in enumerate(rows):
+        row["code"] = str(14_102_100 + i % 7)
+        row["late"] = "2.5" if i == 700 else str(i % 3)
+    columns = ["age", "color", "clicked", "score", "city", "code", "late"]
+    options = ["--label-column", "clicked", "--hash-bits", 12, "--chunk-size", 300]
+    if reading == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = click_table(rows).drop_columns(["id"])
+        table = table.append_column("code", pa.array([int(r["code"]) for r in rows]))
+        table = table.append_column("late", pa.array([float(r["late"]) for r in rows]))
+        pq.write_table(table, tmp_path / "c.parquet")
+        data = "c.parquet"
+    else:
+        data = write_csv(tmp_path / "c.csv", rows, columns).name
+    if reading == "first chunk":
+        options.append("--classes=no,yes")
+    if numeric:
+        options += ["--numeric", numeric]
+    result = run_here("train", data, *options, "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    kinds = {**CSV_KINDS, "code": "categorical", "late": "numeric"}
+    if reading == "first chunk":  # the first chunk's "late" values are whole
+        kinds["late"] = "categorical"
+    if reading == "parquet":  # typed: floats are numbers
+        kinds["late"] = "numeric"
+    if numeric:
+        kinds[numeric] = "numeric"
+    reference = FTRLClassifier()
+    X, y = hashed_reference(rows, 12, kinds), np.array([row["clicked"] for row in rows])
+    for start in range(0, len(rows), 300):
+        part = slice(start, start + 300)
+        reference.partial_fit(X[part], y[part], classes=["no", "yes"])
+    assert_same_state(joblib.load(tmp_path / "m"), reference)
+
+
+def test_numeric_and_categorical_name_different_columns(tmp_path):
+    write_csv(tmp_path / "c.csv", click_rows(50, seed=1), ["age", "clicked", "score"])
+    both = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--numeric",
+        "age",
+        "--categorical",
+        "age",
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert both.returncode == 2 and "--numeric and --categorical both name 'age'" in both.stderr
+    absent = run_here(
+        "train",
+        "c.csv",
+        "--label-column",
+        "clicked",
+        "--numeric",
+        "height",
+        "--model",
+        "m",
+        cwd=tmp_path,
+    )
+    assert absent.returncode != 0 and "--numeric: no column 'height'" in absent.stderr
+    assert not (tmp_path / "m").exists()
+
+
 def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
     rng = np.random.RandomState(1)
     lines = ["hour,temp,casual,registered,cnt\n"]
@@ -1440,7 +1528,7 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (
-        "skftrl: warning: the numeric columns 'casual', 'registered' reproduce the label "
+        "skftrl: warning: the columns 'casual', 'registered' reproduce the label "
         "'cnt' almost exactly (R^2 = 1.0000 over the first 600 rows): derived from it? "
         "Leave them out with --ignore casual,registered\n"
     ) == result.stderr
@@ -1861,8 +1949,8 @@ def test_inspect_names_interactions_of_hashed_csv_features(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     # The names, hashed independently (no two share a column at 2**16).
-    names = {"age", "score", "color=red", "color=green", "color=blue"}
-    names |= {f"city={row['city']}" for row in rows if row["city"] not in ("", "NA")}
+    names = {"score", "color=red", "color=green", "color=blue"}
+    names |= {f"{f}={row[f]}" for row in rows for f in ("age", "city") if row[f] not in ("", "NA")}
     hasher = FeatureHasher(2**16, input_type="pair", alternate_sign=False)
     column_of = {name: int(hasher.transform([[(name, 1.0)]]).indices[0]) for name in names}
     assert len(set(column_of.values())) == len(names)

@@ -97,7 +97,8 @@ def test_the_command_line_trains_what_the_transformer_trains_from_pandas(
     trained = joblib.load(tmp_path / "m.joblib")
 
     model = FTRLClassifier()
-    hasher = ColumnHasher(hash_bits=16)
+    # The command line reads a column of whole numbers (the hours) as categories.
+    hasher = ColumnHasher(hash_bits=16, categorical=["hour"])
     # The prices are quarters: exact in pandas' parser as in Python's float().
     for frame in pd.read_csv(path, chunksize=500):
         X = hasher.transform(frame.drop(columns="click"))

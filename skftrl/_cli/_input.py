@@ -86,6 +86,7 @@ def check_format_options(args, data_kind):
         "--ignore": args.ignore,
         "--keep": args.keep,
         "--categorical": args.categorical,
+        "--numeric": args.numeric,
     }
     text_options = {"--delimiter": args.delimiter, "--column-names": args.column_names}
     name = FORMAT_NAMES[data_kind]
@@ -306,7 +307,13 @@ def parquet_input(args, classes, numeric_classes, estimator):
     """A Parquet file: its feature columns from its schema and the column
     options; the classes from its label column, read alone, unless --classes."""
     try:
-        from .._readers._parquet import check_columns, holds_numbers, open_parquet, scan_labels
+        from .._readers._parquet import (
+            check_columns,
+            holds_numbers,
+            is_integer_type,
+            open_parquet,
+            scan_labels,
+        )
     except ImportError:
         raise UsageError(
             f"{args.data} is read as Parquet, which needs pyarrow: pip install 'skftrl[readers]'"
@@ -316,11 +323,20 @@ def parquet_input(args, classes, numeric_classes, estimator):
             f"{args.data}: a Parquet file describes itself at its end; train reads one by "
             "its path, not from a stream (test and predict read streams)"
         )
-    columns_of, categorical = csv_columns_of(args, header_line=False)
+    columns_of, categorical, numeric = csv_columns_of(args, header_line=False)
     with contextlib.closing(open_parquet(args.data)) as parquet:
         schema = parquet.schema_arrow
         check_columns(parquet, args.data, [args.label_column])
         features = columns_of(schema.names)
+        # Integers are ids and codes, as whole numbers are in CSV, unless
+        # --numeric names them: the model file lists them as categorical.
+        categorical = categorical + [
+            name
+            for name in features
+            if is_integer_type(schema.field(name).type)
+            and name not in numeric
+            and name not in categorical
+        ]
         numeric_labels = holds_numbers(schema.field(args.label_column).type)
         n_rows = None
         if args.task == "classify" and classes is None:
@@ -354,7 +370,7 @@ def csv_input(args, classes, numeric_classes, resources, guess):
     """A CSV input: the column kinds and the classes from a scan when the
     classes are not known (nor guessed, see the module), else the kinds of
     the first chunk."""
-    columns_of, categorical = csv_columns_of(args)
+    columns_of, categorical, numeric = csv_columns_of(args)
     delimiter = default_delimiter(args.data) if args.delimiter is None else args.delimiter
     n_rows = csv_rows = None
     guessed = False
@@ -376,12 +392,13 @@ def csv_input(args, classes, numeric_classes, resources, guess):
                 progress,
                 delimiter=delimiter,
                 column_names=args.column_names,
+                numeric=numeric,
             )
         header, kinds, numeric_labels = scan.header, scan.kinds, scan.numeric_labels
         classes, n_rows = scan.labels, scan.n_rows
     else:
         source, rows = csv_rows or open_csv(args, resources, delimiter)
-        kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical)
+        kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical, numeric)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
     spec = CsvSpec(
@@ -451,14 +468,24 @@ def column_list(text):
 
 
 def csv_columns_of(args, header_line=True):
-    """``(columns_of, categorical)``: a function giving the feature columns of
-    a CSV header (of a Parquet schema without ``header_line``), checking the
-    column options against it, and the columns named by --categorical."""
+    """``(columns_of, categorical, numeric)``: a function giving the feature
+    columns of a CSV header (of a Parquet schema without ``header_line``),
+    checking the column options against it, and the columns named by
+    --categorical and by --numeric."""
     ignore, keep = column_list(args.ignore) or [], column_list(args.keep)
     categorical = column_list(args.categorical) or []
+    numeric = column_list(getattr(args, "numeric", None)) or []
+    both = [name for name in numeric if name in categorical]
+    if both:
+        raise UsageError(f"--numeric and --categorical both name {', '.join(map(repr, both))}")
 
     def columns_of(header):
-        named = {"--ignore": ignore, "--keep": keep or [], "--categorical": categorical}
+        named = {
+            "--ignore": ignore,
+            "--keep": keep or [],
+            "--categorical": categorical,
+            "--numeric": numeric,
+        }
         if args.weight_column is not None:
             named["--weight-column"] = [args.weight_column]
         for option, names in named.items():
@@ -475,19 +502,19 @@ def csv_columns_of(args, header_line=True):
             raise UsageError("--weight-column is the label column")
         return feature_columns(header, args.label_column, args.weight_column, ignore, keep)
 
-    return columns_of, categorical
+    return columns_of, categorical, numeric
 
 
 def leak_check(label_column, report):
     """``check(numbers_of, y)`` for the first chunk of a CSV training file:
-    a warning when numeric columns reproduce the label."""
+    a warning when columns of numbers reproduce the label."""
 
     def check(numbers_of, y):
         leaks, explained = label_leaks(numbers_of, y)
         if leaks:
             several = len(leaks) > 1
             report.warn(
-                f"the numeric column{'s' if several else ''} {', '.join(map(repr, leaks))} "
+                f"the column{'s' if several else ''} {', '.join(map(repr, leaks))} "
                 f"reproduce{'' if several else 's'} the label {label_column!r} "
                 f"almost exactly (R^2 = {explained:.4f} over the first {len(y):,} rows): "
                 f"derived from it? Leave {'them' if several else 'it'} out with "
@@ -498,9 +525,9 @@ def leak_check(label_column, report):
 
 
 def label_leaks(numbers_of, y):
-    """Numeric columns that, together, reproduce the label almost exactly.
+    """Columns of numbers that, together, reproduce the label almost exactly.
 
-    Least squares of the label on the numeric columns of the first chunk
+    Least squares of the label on the columns of numbers of the first chunk
     (with an intercept): when they explain over LEAK_R2 of its variance, the
     columns without which they no longer do are returned, with the R^2.
     """

@@ -121,17 +121,19 @@ index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
 CSV: a header line (or --column-names), then one row a line, fields
 separated by commas (tabs in a .tsv file, or --delimiter); --label-column
 names the label. A column whose values are all numbers (or missing: empty,
-NA, NaN, N/A, null) is numeric: its value is the feature at the hashed
-index of the column's name.
-Any other column, and every column named by --categorical, is categorical:
+NA, NaN, N/A, null), some not whole, is numeric: its value is the feature
+at the hashed index of the column's name; so is a column of whole numbers
+named by --numeric. Any other column (words, and whole numbers: ids and
+codes), and every column named by --categorical, is categorical:
 "column=value" is hashed to a feature of value 1. Hashing is
 skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
 into 2**--hash-bits features; pyarrow, where installed, parses the text.
 Without a first pass (regression, or --classes), the kinds are those of the
 first chunk's values.
 
-Parquet (needs pyarrow): the columns' types say which hold numbers (numeric
-and boolean columns) and which categories (any other, and those named by
+Parquet (needs pyarrow): the columns' types say which hold numbers (floating
+point and boolean columns, and integer ones named by --numeric) and which
+categories (any other, integer ones included, and those named by
 --categorical); nulls are missing values. Only the columns used are read,
 and the classes come from the label column alone. train reads a Parquet
 file by its path; test and predict read standard input too.
@@ -462,6 +464,12 @@ def add_train_command(commands):
         "--categorical",
         metavar="A,B,...",
         help="CSV, Parquet: columns whose values are categories even if they are numbers (codes)",
+    )
+    train.add_argument(
+        "--numeric",
+        metavar="A,B,...",
+        help="CSV, Parquet: columns of whole numbers read as numbers (counts, amounts); "
+        "other columns of whole numbers are categories (ids, codes)",
     )
     train.add_argument(
         "--hash-bits",

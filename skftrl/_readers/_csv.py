@@ -3,11 +3,13 @@
 A CSV input has a header line, then one row a line (a quoted field may hold
 newlines). The label column names the label; the feature columns are hashed
 by :class:`~skftrl.preprocessing.ColumnHasher` (see :mod:`._hashing`), each
-numeric or categorical: a column is numeric when
-every value that is not missing is a number, and it is not named
-categorical. The kinds are found by a first pass over the file
-(:func:`scan_csv`, which also finds the classes), or from the first chunk's
-values (:func:`first_chunk_kinds`) when nothing else needs a first pass.
+numeric or categorical: a column is numeric when every value that is not
+missing is a number, and it is not named categorical. The command line
+reads a column of whole numbers as categories unless it names it numeric
+(see :func:`column_kinds`). The kinds are found by a first pass over the
+file (:func:`scan_csv`, which also finds the classes), or from the first
+chunk's values (:func:`first_chunk_kinds`) when nothing else needs a first
+pass.
 """
 
 import contextlib
@@ -60,21 +62,43 @@ def ignored_columns(header, kinds, label_column, weight_column):
     return [name for name in header if name not in used]
 
 
+# The kinds of a column while its values are read: every value so far a
+# whole number, a number, or a category.
+WHOLE, NUMERIC, CATEGORICAL = "whole", "numeric", "categorical"
+
+
 def column_kinds(columns, values, categorical, kinds=None):
-    """Update ``kinds`` (column -> numeric?) with a chunk's ``values``."""
-    kinds = dict.fromkeys(columns, True) if kinds is None else kinds
+    """Update ``kinds`` (column -> WHOLE, NUMERIC or CATEGORICAL, every
+    column WHOLE at first) with a chunk's ``values``."""
+    kinds = dict.fromkeys(columns, WHOLE) if kinds is None else kinds
     for name in columns:
-        if kinds[name] and name not in categorical:
-            kinds[name] = parse_numbers(values[name]) is not None
-        elif name in categorical:
-            kinds[name] = False
+        if name in categorical:
+            kinds[name] = CATEGORICAL
+        elif kinds[name] != CATEGORICAL:
+            numbers = parse_numbers(values[name])
+            if numbers is None:
+                kinds[name] = CATEGORICAL
+            elif kinds[name] == WHOLE and not is_whole(numbers):
+                kinds[name] = NUMERIC
     return kinds
 
 
-def kind_names(numeric):
-    """Column -> ``"numeric"`` or ``"categorical"``, from column -> numeric?"""
+def is_whole(numbers):
+    """Whether every finite one of ``numbers`` is a whole number."""
+    finite = numbers[np.isfinite(numbers)]
+    return bool(np.all(finite == np.floor(finite)))
+
+
+def kind_names(kinds, numeric=None):
+    """Column -> ``"numeric"`` or ``"categorical"``, from :func:`column_kinds`'s
+    ``kinds``: a column of whole numbers is numeric when ``numeric`` (the
+    columns whose whole numbers are amounts) names it or is None, else
+    categorical (codes, ids: the command line's default)."""
     return {
-        name: "numeric" if is_numeric else "categorical" for name, is_numeric in numeric.items()
+        name: NUMERIC
+        if kind == NUMERIC or (kind == WHOLE and (numeric is None or name in numeric))
+        else CATEGORICAL
+        for name, kind in kinds.items()
     }
 
 
@@ -108,13 +132,16 @@ def scan_csv(
     parser="auto",
     delimiter=",",
     column_names=None,
+    numeric=None,
 ):
     """A first streaming pass over a CSV training file (its fields
     separated by ``delimiter``; its ``column_names`` given when it has no
     header line).
 
     A column is numeric when every value that is not missing is a number
-    (and it is not in ``categorical``), else categorical. For
+    (and it is not in ``categorical``), else categorical; one of whole
+    numbers is numeric only if ``numeric`` names it or is None (see
+    :func:`kind_names`). For
     classification the labels are numbers when every label is, else
     strings; for regression every label must be a number. ``columns_of``
     gives the feature columns of a header; ``progress(rows)`` is called
@@ -125,16 +152,16 @@ def scan_csv(
         columns = columns_of(source.header)
         positions = {name: source.header.index(name) for name in columns}
         header = source.header
-        numeric = None
+        kinds = None
         labels, numeric_labels, n_rows = set(), True, 0
         # Neither a feature nor the label: never read after the first block.
         unused = {i for i, name in enumerate(header) if name not in columns} - {label_position}
         for values, lines in source.row_chunks(chunk_size):
-            numeric = column_kinds(
-                columns, {name: values[positions[name]] for name in columns}, categorical, numeric
+            kinds = column_kinds(
+                columns, {name: values[positions[name]] for name in columns}, categorical, kinds
             )
             # A column found categorical stays so: the later rows need not be read.
-            categorical_now = {positions[name] for name in columns if not numeric[name]}
+            categorical_now = {positions[name] for name in columns if kinds[name] == CATEGORICAL}
             source.skip_columns(unused | categorical_now)
             label_values = values[label_position]
             check_labels_present(path, label_values, lines)
@@ -153,13 +180,13 @@ def scan_csv(
         classes = np.unique(np.array(sorted(labels), dtype=np.float64))
     elif classify:
         classes = np.array(sorted(labels))
-    return CsvScan(n_rows, kind_names(numeric), numeric_labels, classes, header)
+    return CsvScan(n_rows, kind_names(kinds, numeric), numeric_labels, classes, header)
 
 
-def first_chunk_kinds(source, rows, columns_of, categorical=()):
+def first_chunk_kinds(source, rows, columns_of, categorical=(), numeric=None):
     """The kinds of the feature columns from the first chunk of ``rows`` (of
     the open CsvInput ``source``), and the same rows, the first chunk
-    included: ``(kinds, rows)``.
+    included: ``(kinds, rows)``; ``numeric`` as :func:`kind_names` takes it.
 
     For reading without a first pass; ``columns_of`` gives the feature
     columns of the header. Without rows, every column is numeric.
@@ -167,10 +194,10 @@ def first_chunk_kinds(source, rows, columns_of, categorical=()):
     first = next(rows, None)
     columns = columns_of(source.header)
     if first is None:
-        numeric = dict.fromkeys(columns, True)
+        kinds = dict.fromkeys(columns, NUMERIC)
     else:
-        numeric = column_kinds(columns, dict(zip(source.header, first.columns)), categorical)
-    return kind_names(numeric), itertools.chain([] if first is None else [first], rows)
+        kinds = column_kinds(columns, dict(zip(source.header, first.columns)), categorical)
+    return kind_names(kinds, numeric), itertools.chain([] if first is None else [first], rows)
 
 
 def first_chunk_labels(source, rows, label_column):
@@ -209,7 +236,8 @@ def csv_chunks(
     feature column of the spec must be in the header, and no other column
     unless ignored. ``names`` (a :class:`~._hashing.FeatureNames`) records
     the names of hashed features. ``on_first_chunk(values, y)`` sees the
-    first chunk's numeric columns (a dict of float arrays) and labels.
+    first chunk's columns of numbers, numeric or categorical (a dict of
+    float arrays), and labels.
     ``hasher`` (by default ``ColumnHasher(hash_bits=spec.hash_bits)``) hashes
     the columns; ``hint`` says what reads a column as categories.
     ``tag_column`` (any column of the header) gives each chunk's ``tags``,
@@ -258,6 +286,12 @@ def csv_chunks(
         if weight_position is not None:
             weights = parse_weights(path, values[weight_position], lines, spec.weight_column)
         if on_first_chunk is not None:
+            # The categorical columns of numbers (whole ones) too.
+            for name, kind in spec.kinds.items():
+                if kind != "numeric":
+                    numbers = parse_numbers(values[positions[name]])
+                    if numbers is not None:
+                        numbers_of[name] = numbers
             on_first_chunk(numbers_of, y)
             on_first_chunk = None
         tags = None if tag_position is None else as_strings(values[tag_position])

@@ -71,6 +71,11 @@ def holds_numbers(kind):
     return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)
 
 
+def is_integer_type(kind):
+    """Whether a column of the Arrow type ``kind`` holds integers."""
+    return pa.types.is_integer(kind)
+
+
 def column_values(path, where, array, what):
     """The values of a label or weight column: floats for a numeric column,
     else strings; DataError at the first missing one."""
