@@ -404,6 +404,17 @@ def write_csv(path, rows, columns):
     return write(path, csv_lines(rows, columns))
 
 
+def names_by_column(names, hash_bits):
+    """The columns of feature ``names`` hashed independently (FeatureHasher
+    into ``2**hash_bits`` columns): column -> its names, sorted."""
+    hasher = FeatureHasher(2**hash_bits, input_type="pair", alternate_sign=False)
+    by_column = {}
+    for name in names:
+        column = int(hasher.transform([[(name, 1.0)]]).indices[0])
+        by_column.setdefault(column, []).append(name)
+    return {column: sorted(found) for column, found in by_column.items()}
+
+
 def hashed_reference(rows, hash_bits, kinds=CSV_KINDS):
     """The CSV rows encoded independently: FeatureHasher on (name, value) pairs."""
     pairs = []
@@ -658,15 +669,10 @@ def test_parquet_trains_the_model_of_its_hashed_rows_and_predicts_with_ids(tmp_p
     names = {"score"} | {f"color={row['color']}" for row in rows}
     names |= {f"{field}={row[field]}" for row in rows for field in ("age", "city")}
     names -= {"age=", "city=", "city=NA"}
-    hasher = FeatureHasher(2**12, input_type="pair", alternate_sign=False)
-    by_column = {}
-    for name in names:
-        column = int(hasher.transform([[(name, 1.0)]]).indices[0])
-        by_column.setdefault(column, []).append(name)
     recorded = joblib.load(model_path).hashed_feature_names_
-    assert {column: sorted(found) for column, found in recorded.items()} == {
-        column: sorted(found) for column, found in by_column.items()
-    }
+    assert {column: sorted(found) for column, found in recorded.items()} == names_by_column(
+        names, 12
+    )
 
     new_rows = click_rows(300, seed=5)
     new = tmp_path / "new.pq"
@@ -1312,12 +1318,7 @@ def test_hashed_names_load_as_the_same_dict_from_joblib_pickle_and_skops(tmp_pat
     # The names of the hashed features, hashed independently, by column.
     names = {"score"} | {f"{f}={row[f]}" for row in rows for f in ("age", "color", "city")}
     names -= {"age=", "city=", "city=NA"}
-    hasher = FeatureHasher(2**10, input_type="pair", alternate_sign=False)
-    expected = {}
-    for name in names:
-        column = int(hasher.transform([[(name, 1.0)]]).indices[0])
-        expected.setdefault(column, []).append(name)
-    expected = {column: sorted(found) for column, found in expected.items()}
+    expected = names_by_column(names, 10)
     from_joblib = joblib.load(tmp_path / "m.joblib")
     # skops files hold skftrl's estimator type only: they load trusting it alone.
     trusted = ["skftrl._classifier.FTRLClassifier"]
