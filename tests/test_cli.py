@@ -1474,6 +1474,11 @@ def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, nu
         part = slice(start, start + 300)
         reference.partial_fit(X[part], y[part], classes=["no", "yes"])
     assert_same_state(joblib.load(tmp_path / "m"), reference)
+    # predict reads the file as the model was trained to.
+    predicted = run_here("predict", data, "m", cwd=tmp_path)
+    assert predicted.returncode == 0, predicted.stderr
+    expected = reference.predict_proba(X)[:, 1]
+    assert np.array_equal(read_numbers(predicted.stdout)[:, 0], expected)
 
 
 def test_numeric_and_categorical_name_different_columns(tmp_path):
