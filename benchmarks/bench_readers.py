@@ -7,7 +7,8 @@ folder:
 
 - bike sharing: the package's hour.csv (17,379 rows, 13 numeric columns and a
   date), stacked to at least ``--rows`` rows; the label ``cnt``, ``casual``
-  and ``registered`` ignored, the columns' kinds from a first pass;
+  and ``registered`` ignored, the columns' kinds from a first pass (every
+  column of numbers numeric, as skftrl.readers reads it);
 - clicks: ``--rows`` rows of 20 categorical columns, of 2 to 1,000,000
   Zipf-distributed values each (the label a 20% click), without quotes.
 
@@ -81,7 +82,9 @@ def click_csv(directory, rows, seed=0):
 
 
 def spec_of(path, label, ignored):
-    """The CsvSpec the command line would resolve: kinds from a first pass."""
+    """The CsvSpec of a first pass, every column of numbers numeric, as
+    skftrl.readers reads them (the command line reads the columns of whole
+    numbers as categories: a change of the hashing, not of the reading)."""
 
     def columns_of(header):
         return feature_columns(header, label, None, ignored, None)
