@@ -1479,6 +1479,15 @@ def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, nu
     assert predicted.returncode == 0, predicted.stderr
     expected = reference.predict_proba(X)[:, 1]
     assert np.array_equal(read_numbers(predicted.stdout)[:, 0], expected)
+    # Continued with -i, the model reads its columns as it was trained to:
+    # an option that says otherwise is refused, one that agrees is taken.
+    disagreeing = "--categorical" if numeric else "--numeric"
+    refused = run_here("train", data, "-i", "m", "--model", "m2", disagreeing, "age", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert f"{disagreeing} age conflicts with --initial-model m" in refused.stderr
+    agreeing = "--numeric" if numeric else "--categorical"
+    taken = run_here("train", data, "-i", "m", "--model", "m2", agreeing, "age", cwd=tmp_path)
+    assert taken.returncode == 0, taken.stderr
 
 
 def test_numeric_and_categorical_name_different_columns(tmp_path):

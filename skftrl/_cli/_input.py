@@ -181,6 +181,38 @@ def resolve_input(
     return found
 
 
+def kinds_conflict(args, spec):
+    """``--categorical A`` or ``--numeric A`` where the continued model (its
+    CSV or Parquet ``spec``) reads A otherwise, or not at all; else None."""
+    named = {
+        option: column_list(getattr(args, option[2:], None)) or []
+        for option in ("--categorical", "--numeric")
+    }
+    if not any(named.values()):
+        return None
+    if spec.format == "csv":
+        read_as = spec.kinds
+    else:  # a Parquet column the model does not list is read as its type says
+        read_as = {name: "categorical" for name in spec.categorical}
+        if is_regular_file(args.data):
+            from .._readers._parquet import holds_numbers, open_parquet
+
+            with contextlib.closing(open_parquet(args.data)) as parquet:
+                schema = parquet.schema_arrow
+                for name in spec.features:
+                    if name not in read_as and name in schema.names:
+                        numbers = holds_numbers(schema.field(name).type)
+                        read_as[name] = "numeric" if numbers else "categorical"
+    columns = spec.kinds if spec.format == "csv" else spec.features
+    for option, names in named.items():
+        kind = option[2:]
+        for name in names:
+            # (A Parquet column's type is unknown when the data is a stream.)
+            if name not in columns or read_as.get(name, kind) != kind:
+                return f"{option} {name}"
+    return None
+
+
 def check_options_agree(args, initial, spec):
     """The reading options and the classes given with ``-i`` must be the
     continued model's (``spec`` is how it reads files): it reads data as it
@@ -199,6 +231,8 @@ def check_options_agree(args, initial, spec):
         conflict = " ".join(f"-q {letters}" for letters in args.interactions)
     elif args.delimiter is not None and args.delimiter != getattr(spec, "delimiter", None):
         conflict = f"--delimiter {args.delimiter!r}"
+    else:
+        conflict = kinds_conflict(args, spec)
     if conflict is not None:
         raise UsageError(
             f"{conflict} conflicts with {model}, which reads {spec.describe()}: a model "
