@@ -508,7 +508,7 @@ def csv_columns_of(args, header_line=True):
     --categorical and by --numeric."""
     ignore, keep = column_list(args.ignore) or [], column_list(args.keep)
     categorical = column_list(args.categorical) or []
-    numeric = column_list(getattr(args, "numeric", None)) or []
+    numeric = column_list(args.numeric) or []
     both = [name for name in numeric if name in categorical]
     if both:
         raise UsageError(f"--numeric and --categorical both name {', '.join(map(repr, both))}")
