@@ -1433,15 +1433,21 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
 
 
 @pytest.mark.parametrize("numeric", [None, "age"])
-@pytest.mark.parametrize("reading", ["first pass", "first chunk", "parquet"])
+@pytest.mark.parametrize("reading", ["first pass", "first chunk", "one pass", "parquet"])
 def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, numeric):
     # Ids and codes are written as whole numbers: read as numbers, an id of
     # 14,102,100 would swamp a row's margin. A column with a fraction is
-    # numeric; in a first pass, a fraction after the first chunk makes it so.
+    # numeric. Whether a column's numbers are whole is its first chunk's, in a
+    # first pass too (so that one pass and a first pass learn one model).
     rows = click_rows(900, seed=9)
+    classes = ["no", "yes"]
     for i, row in enumerate(rows):
         row["code"] = str(14_102_100 + i % 7)
         row["late"] = "2.5" if i == 700 else str(i % 3)
+        if reading == "one pass":  # labels 0 and 1: classes and kinds from the first chunk
+            row["clicked"] = str(classes.index(row["clicked"]))
+    if reading == "one pass":
+        classes = [0.0, 1.0]
     columns = ["age", "color", "clicked", "score", "city", "code", "late"]
     options = ["--label-column", "clicked", "--hash-bits", 12, "--chunk-size", 300]
     if reading == "parquet":
@@ -1461,18 +1467,19 @@ def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, nu
         options += ["--numeric", numeric]
     result = run_here("train", data, *options, "--model", "m", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    kinds = {**CSV_KINDS, "code": "categorical", "late": "numeric"}
-    if reading == "first chunk":  # the first chunk's "late" values are whole
-        kinds["late"] = "categorical"
-    if reading == "parquet":  # typed: floats are numbers
-        kinds["late"] = "numeric"
+    assert ("scanned" in result.stdout) == (reading in ("first pass", "parquet"))
+    assert ("in one pass, as its first rows show it" in result.stdout) == (reading == "one pass")
+    # The first chunk's "late" values are whole; in Parquet they are floats.
+    late = "numeric" if reading == "parquet" else "categorical"
+    kinds = {**CSV_KINDS, "code": "categorical", "late": late}
     if numeric:
         kinds[numeric] = "numeric"
     reference = FTRLClassifier()
-    X, y = hashed_reference(rows, 12, kinds), np.array([row["clicked"] for row in rows])
+    X = hashed_reference(rows, 12, kinds)
+    y = np.array([row["clicked"] for row in rows]).astype(type(classes[0]))
     for start in range(0, len(rows), 300):
         part = slice(start, start + 300)
-        reference.partial_fit(X[part], y[part], classes=["no", "yes"])
+        reference.partial_fit(X[part], y[part], classes=classes)
     assert_same_state(joblib.load(tmp_path / "m"), reference)
     # predict reads the file as the model was trained to.
     predicted = run_here("predict", data, "m", cwd=tmp_path)

@@ -128,8 +128,9 @@ codes), and every column named by --categorical, is categorical:
 "column=value" is hashed to a feature of value 1. Hashing is
 skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
 into 2**--hash-bits features; pyarrow, where installed, parses the text.
-Without a first pass (regression, or --classes), the kinds are those of the
-first chunk's values.
+Whether a column's numbers are whole is its first chunk's. Without a first
+pass (regression, or --classes), the kinds are those of the first chunk's
+values.
 
 Parquet (needs pyarrow): the columns' types say which hold numbers (floating
 point and boolean columns, and integer ones named by --numeric) and which

@@ -62,24 +62,28 @@ def ignored_columns(header, kinds, label_column, weight_column):
     return [name for name in header if name not in used]
 
 
-# The kinds of a column while its values are read: every value so far a
-# whole number, a number, or a category.
+# The kinds of a column while its values are read: numbers, all whole in
+# the first chunk; numbers, some not; categories (a value not a number).
 WHOLE, NUMERIC, CATEGORICAL = "whole", "numeric", "categorical"
 
 
 def column_kinds(columns, values, categorical, kinds=None):
-    """Update ``kinds`` (column -> WHOLE, NUMERIC or CATEGORICAL, every
-    column WHOLE at first) with a chunk's ``values``."""
-    kinds = dict.fromkeys(columns, WHOLE) if kinds is None else kinds
+    """``kinds`` (column -> WHOLE, NUMERIC or CATEGORICAL; None before the
+    first chunk) updated with a chunk's ``values``. Whether a column's
+    numbers are whole is its first chunk's: a first pass and a reading that
+    takes the kinds from the first chunk then agree, but for a later value
+    that is not a number (a word, where that reading starts over)."""
+    first = kinds is None
+    kinds = {} if first else kinds
     for name in columns:
         if name in categorical:
             kinds[name] = CATEGORICAL
-        elif kinds[name] != CATEGORICAL:
+        elif first or kinds[name] != CATEGORICAL:
             numbers = parse_numbers(values[name])
             if numbers is None:
                 kinds[name] = CATEGORICAL
-            elif kinds[name] == WHOLE and not is_whole(numbers):
-                kinds[name] = NUMERIC
+            elif first:
+                kinds[name] = WHOLE if is_whole(numbers) else NUMERIC
     return kinds
 
 
@@ -160,7 +164,13 @@ def scan_csv(
             kinds = column_kinds(
                 columns, {name: values[positions[name]] for name in columns}, categorical, kinds
             )
-            # A column found categorical stays so: the later rows need not be read.
+            # A column found categorical stays so, and so does one of whole
+            # numbers that ``numeric`` leaves out: the later rows need not be read.
+            kinds.update(
+                (name, kind)
+                for name, kind in kind_names(kinds, numeric).items()
+                if kind == CATEGORICAL
+            )
             categorical_now = {positions[name] for name in columns if kinds[name] == CATEGORICAL}
             source.skip_columns(unused | categorical_now)
             label_values = values[label_position]
