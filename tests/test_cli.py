@@ -1433,7 +1433,10 @@ def test_weight_ignore_keep_and_categorical_columns(tmp_path):
 
 
 @pytest.mark.parametrize("numeric", [None, "age"])
-@pytest.mark.parametrize("reading", ["first pass", "first chunk", "one pass", "parquet"])
+@pytest.mark.parametrize(
+    "reading",
+    ["first pass", "first chunk", "one pass", pytest.param("parquet", marks=needs_readers_extra)],
+)
 def test_whole_numbers_are_categories_unless_named_numeric(tmp_path, reading, numeric):
     # Ids and codes are written as whole numbers: read as numbers, an id of
     # 14,102,100 would swamp a row's margin. A column with a fraction is
