@@ -918,6 +918,12 @@ BAD_INPUT = {
         ["predict", "--model", "model", "new.svm"],
         re.compile(r"model: not a readable skftrl model file \(\w+.*\)"),
     ),
+    "data where the model goes (predict)": (
+        {"new.csv": CLICK_LINES, "model": "csv model"},
+        ["predict", "model", "new.csv"],
+        "new.csv: not a skftrl model file: it holds text ('age,color,clicked,score,city'...), "
+        "data perhaps: the model is the file after the data, or --model",
+    ),
     "corrupt model file (inspect)": (
         {"model": NOT_A_PICKLE},
         ["inspect", "--model", "model"],

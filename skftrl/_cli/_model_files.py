@@ -111,9 +111,7 @@ def load_model(path, zero_based=False):
     except DataError:
         raise
     except Exception as error:  # a corrupt file fails in many ways
-        raise DataError(
-            path, None, f"not a readable skftrl model file ({type(error).__name__}: {error})"
-        ) from None
+        raise DataError(path, None, unreadable_model_message(path, error)) from None
     if isinstance(model, dict) and model.get("kind") == LEGACY_MODEL_KIND:
         model = from_legacy_dict(path, model)
     if not isinstance(model, (FTRLClassifier, FTRLRegressor)):
@@ -130,6 +128,25 @@ def load_model(path, zero_based=False):
             path, None, f"the {type(model).__name__} in this file is not fitted"
         ) from None
     return model, model_input_spec(path, model, zero_based)
+
+
+def unreadable_model_message(path, error):
+    """Why the model file ``path`` could not be loaded (``error``), saying so
+    when it holds text: data given where the model goes."""
+    start = b""
+    if os.path.isfile(path):  # a FIFO cannot be read again
+        with open(path, "rb") as file:
+            start = file.read(200)
+    try:
+        first_line = start.decode("utf-8").splitlines()[0] if start else ""
+    except UnicodeDecodeError:
+        first_line = ""
+    if first_line.isprintable() and first_line:
+        return (
+            f"not a skftrl model file: it holds text ({first_line[:60]!r}...), data "
+            "perhaps: the model is the file after the data, or --model"
+        )
+    return f"not a readable skftrl model file ({type(error).__name__}: {error})"
 
 
 def from_legacy_dict(path, saved):
