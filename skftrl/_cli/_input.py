@@ -185,8 +185,8 @@ def kinds_conflict(args, spec):
     """``--categorical A`` or ``--numeric A`` where the continued model (its
     CSV or Parquet ``spec``) reads A otherwise, or not at all; else None."""
     named = {
-        option: column_list(getattr(args, option[2:], None)) or []
-        for option in ("--categorical", "--numeric")
+        "--categorical": column_list(args.categorical) or [],
+        "--numeric": column_list(args.numeric) or [],
     }
     if not any(named.values()):
         return None

@@ -62,28 +62,32 @@ def ignored_columns(header, kinds, label_column, weight_column):
     return [name for name in header if name not in used]
 
 
-# The kinds of a column while its values are read: numbers, all whole in
-# the first chunk; numbers, some not; categories (a value not a number).
-WHOLE, NUMERIC, CATEGORICAL = "whole", "numeric", "categorical"
+NUMERIC, CATEGORICAL = "numeric", "categorical"
 
 
-def column_kinds(columns, values, categorical, kinds=None):
-    """``kinds`` (column -> WHOLE, NUMERIC or CATEGORICAL; None before the
-    first chunk) updated with a chunk's ``values``. Whether a column's
-    numbers are whole is its first chunk's: a first pass and a reading that
-    takes the kinds from the first chunk then agree, but for a later value
-    that is not a number (a word, where that reading starts over)."""
+def column_kinds(columns, values, categorical, kinds=None, numeric=None):
+    """``kinds`` (column -> NUMERIC or CATEGORICAL; None before the first
+    chunk) updated with a chunk's ``values``.
+
+    A column of numbers is numeric, but one whose first chunk holds whole
+    numbers only (ids, codes) is categorical unless ``numeric`` names it or
+    is None (the command line gives its --numeric columns; skftrl.readers,
+    None). Whether the numbers are whole is the first chunk's: a first pass
+    and a reading that takes the kinds from the first chunk then agree, but
+    for a later value that is not a number (a word, where that reading
+    starts over)."""
     first = kinds is None
     kinds = {} if first else kinds
     for name in columns:
         if name in categorical:
             kinds[name] = CATEGORICAL
-        elif first or kinds[name] != CATEGORICAL:
+        elif first or kinds[name] == NUMERIC:
             numbers = parse_numbers(values[name])
             if numbers is None:
                 kinds[name] = CATEGORICAL
             elif first:
-                kinds[name] = WHOLE if is_whole(numbers) else NUMERIC
+                amounts = numeric is None or name in numeric or not is_whole(numbers)
+                kinds[name] = NUMERIC if amounts else CATEGORICAL
     return kinds
 
 
@@ -91,19 +95,6 @@ def is_whole(numbers):
     """Whether every finite one of ``numbers`` is a whole number."""
     finite = numbers[np.isfinite(numbers)]
     return bool(np.all(finite == np.floor(finite)))
-
-
-def kind_names(kinds, numeric=None):
-    """Column -> ``"numeric"`` or ``"categorical"``, from :func:`column_kinds`'s
-    ``kinds``: a column of whole numbers is numeric when ``numeric`` (the
-    columns whose whole numbers are amounts) names it or is None, else
-    categorical (codes, ids: the command line's default)."""
-    return {
-        name: NUMERIC
-        if kind == NUMERIC or (kind == WHOLE and (numeric is None or name in numeric))
-        else CATEGORICAL
-        for name, kind in kinds.items()
-    }
 
 
 def open_csv_input(path, parser="auto", delimiter=",", column_names=None):
@@ -145,7 +136,7 @@ def scan_csv(
     A column is numeric when every value that is not missing is a number
     (and it is not in ``categorical``), else categorical; one of whole
     numbers is numeric only if ``numeric`` names it or is None (see
-    :func:`kind_names`). For
+    :func:`column_kinds`). For
     classification the labels are numbers when every label is, else
     strings; for regression every label must be a number. ``columns_of``
     gives the feature columns of a header; ``progress(rows)`` is called
@@ -162,15 +153,13 @@ def scan_csv(
         unused = {i for i, name in enumerate(header) if name not in columns} - {label_position}
         for values, lines in source.row_chunks(chunk_size):
             kinds = column_kinds(
-                columns, {name: values[positions[name]] for name in columns}, categorical, kinds
+                columns,
+                {name: values[positions[name]] for name in columns},
+                categorical,
+                kinds,
+                numeric,
             )
-            # A column found categorical stays so, and so does one of whole
-            # numbers that ``numeric`` leaves out: the later rows need not be read.
-            kinds.update(
-                (name, kind)
-                for name, kind in kind_names(kinds, numeric).items()
-                if kind == CATEGORICAL
-            )
+            # A column found categorical stays so: the later rows need not be read.
             categorical_now = {positions[name] for name in columns if kinds[name] == CATEGORICAL}
             source.skip_columns(unused | categorical_now)
             label_values = values[label_position]
@@ -190,13 +179,13 @@ def scan_csv(
         classes = np.unique(np.array(sorted(labels), dtype=np.float64))
     elif classify:
         classes = np.array(sorted(labels))
-    return CsvScan(n_rows, kind_names(kinds, numeric), numeric_labels, classes, header)
+    return CsvScan(n_rows, kinds, numeric_labels, classes, header)
 
 
 def first_chunk_kinds(source, rows, columns_of, categorical=(), numeric=None):
     """The kinds of the feature columns from the first chunk of ``rows`` (of
     the open CsvInput ``source``), and the same rows, the first chunk
-    included: ``(kinds, rows)``; ``numeric`` as :func:`kind_names` takes it.
+    included: ``(kinds, rows)``; ``numeric`` as :func:`column_kinds` takes it.
 
     For reading without a first pass; ``columns_of`` gives the feature
     columns of the header. Without rows, every column is numeric.
@@ -206,8 +195,9 @@ def first_chunk_kinds(source, rows, columns_of, categorical=(), numeric=None):
     if first is None:
         kinds = dict.fromkeys(columns, NUMERIC)
     else:
-        kinds = column_kinds(columns, dict(zip(source.header, first.columns)), categorical)
-    return kind_names(kinds, numeric), itertools.chain([] if first is None else [first], rows)
+        values = dict(zip(source.header, first.columns))
+        kinds = column_kinds(columns, values, categorical, numeric=numeric)
+    return kinds, itertools.chain([] if first is None else [first], rows)
 
 
 def first_chunk_labels(source, rows, label_column):
