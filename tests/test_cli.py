@@ -1579,6 +1579,49 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
     assert clean.returncode == 0 and clean.stderr == ""
 
 
+def test_numeric_columns_of_large_values_are_warned_about(tmp_path):
+    # FTRL's steps grow with a feature's value: the warning names the numeric
+    # columns with a value beyond 10,000 in the first chunk, whether numeric
+    # for their fractions or by --numeric; whole numbers read as categories,
+    # and columns within the bound, are not named.
+    rng = np.random.RandomState(2)
+    rows = 300
+    price = np.round(rng.uniform(0, 20_000, rows), 2)
+    temp = np.round(rng.uniform(-1, 1, rows), 2)
+    hour = 14102100 + rng.randint(0, 24, rows)
+    small = np.round(rng.uniform(-10_000, 10_000, rows), 1)
+    lines = ["clicked,price,temp,hour,small\n"]
+    lines += [
+        f"{rng.randint(2)},{p:.2f},{t:.2f},{h},{v:.1f}\n"
+        for p, t, h, v in zip(price, temp, hour, small)
+    ]
+    write(tmp_path / "c.csv", lines)
+
+    def train(*options):
+        return run_here(
+            "train", "c.csv", "--label-column", "clicked", *options, "--model", "m", cwd=tmp_path
+        )
+
+    one = train()  # hour's whole numbers are categories
+    assert one.returncode == 0, one.stderr
+    assert one.stderr == (
+        f"skftrl: warning: the numeric column 'price' holds values up to {price.max():,.10g} "
+        f"in the first {rows} rows: a numeric column is one weight times its value, and values "
+        "this large spoil FTRL's steps. Scale it (a logarithm, a division) or read it as "
+        "categories with --categorical price\n"
+    )
+    two = train("--numeric", "hour")
+    assert two.returncode == 0, two.stderr
+    assert two.stderr == (
+        f"skftrl: warning: the numeric columns 'price' (up to {price.max():,.10g}), 'hour' "
+        f"(up to {hour.max():,}) hold values beyond 10,000 in the first {rows} rows: a numeric "
+        "column is one weight times its value, and values this large spoil FTRL's steps. Scale "
+        "them (a logarithm, a division) or read them as categories with --categorical price,hour\n"
+    )
+    clean = train("--categorical", "price")
+    assert clean.returncode == 0 and clean.stderr == ""
+
+
 # ------------------------------------------ issue 16: crash-free edges
 def test_an_empty_test_file_still_saves_the_model(tmp_path):
     write(tmp_path / "a.svm", A9A_3000[:500])

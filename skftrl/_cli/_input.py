@@ -44,6 +44,12 @@ from ._progress import Progress, duration
 # chunk: a fit this good means some columns are derived from the label.
 LEAK_R2 = 0.99
 
+# A numeric column is one weight times its value, and FTRL's steps grow with
+# the value: a column with values beyond this in the first chunk spoils a
+# model (a9a with one more column of noise or of signal: no harm up to about
+# a thousand, a worse log loss from ten thousand, a useless model beyond).
+LARGE_VALUE = 1e4
+
 # CSV features are hashed into 2**DEFAULT_HASH_BITS columns unless --hash-bits.
 DEFAULT_HASH_BITS = 20
 
@@ -539,11 +545,18 @@ def csv_columns_of(args, header_line=True):
     return columns_of, categorical, numeric
 
 
-def leak_check(label_column, report):
+def first_chunk_checks(spec, report):
     """``check(numbers_of, y)`` for the first chunk of a CSV training file:
-    a warning when columns of numbers reproduce the label."""
+    a warning when columns of numbers reproduce the label, and one when
+    numeric columns hold values too large for FTRL's steps."""
+    label_column = spec.label_column
+    numeric = [name for name, kind in spec.kinds.items() if kind == "numeric"]
 
     def check(numbers_of, y):
+        large = large_values({name: numbers_of[name] for name in numeric})
+        if large:
+            rows = len(next(iter(numbers_of.values())))
+            report.warn(large_values_message(large, rows))
         leaks, explained = label_leaks(numbers_of, y)
         if leaks:
             several = len(leaks) > 1
@@ -556,6 +569,33 @@ def leak_check(label_column, report):
             )
 
     return check
+
+
+def large_values(numbers_of):
+    """``{name: largest absolute value}`` of the columns with finite values
+    beyond LARGE_VALUE."""
+    large = {}
+    for name, values in numbers_of.items():
+        finite = np.abs(values[np.isfinite(values)])
+        if finite.size and finite.max() > LARGE_VALUE:
+            large[name] = float(finite.max())
+    return large
+
+
+def large_values_message(large, rows):
+    """The warning about the columns of ``large_values`` in the first ``rows``."""
+    if len(large) == 1:
+        [(name, largest)] = large.items()
+        found, it = f"the numeric column {name!r} holds values up to {largest:,.10g}", "it"
+    else:
+        listed = ", ".join(f"{name!r} (up to {top:,.10g})" for name, top in large.items())
+        found = f"the numeric columns {listed} hold values beyond {LARGE_VALUE:,.0f}"
+        it = "them"
+    return (
+        f"{found} in the first {rows:,} rows: a numeric column is one weight times its value, "
+        f"and values this large spoil FTRL's steps. Scale {it} (a logarithm, a division) or "
+        f"read {it} as categories with --categorical {','.join(large)}"
+    )
 
 
 def label_leaks(numbers_of, y):

@@ -16,7 +16,7 @@ from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
 from ._estimators import engine_name, learn, memory_error, reported_loss
-from ._input import leak_check, open_csv, training_reading
+from ._input import first_chunk_checks, open_csv, training_reading
 from ._progress import duration, format_score
 
 
@@ -43,7 +43,7 @@ def pass_chunks(args, training, report, resources):
             rows,
             spec,
             names=training.names,
-            on_first_chunk=leak_check(spec.label_column, report),
+            on_first_chunk=first_chunk_checks(spec, report),
         )
     elif spec.format == "parquet":
         first = spec.chunks(path, chunk_size, names=training.names)
