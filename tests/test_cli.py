@@ -42,7 +42,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 import skftrl._cli
 import skftrl._cli._inspect
 import skftrl._cli._train
-from conftest import needs_readers_extra
+from conftest import needs_numba, needs_readers_extra
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._cli import main
 from skftrl.datasets import load_a9a
@@ -961,7 +961,57 @@ USAGE_ERRORS = {
         ["train", "d.svm", "--model", "m", "--label-column", "y"],
         "skftrl: error: d.svm is read as LIBSVM, which takes no --label-column",
     ),
+    "numba for mini-batches": (
+        ["train", "d.svm", "--model", "m", "--engine", "numba", "--batch-size", 4],
+        "skftrl: error: engine='numba' runs the exact per-row algorithm and needs "
+        "batch_size=1; got batch_size=4",
+    ),
 }
+
+
+@needs_numba
+def test_options_are_checked_before_reading_without_compiling_a_pass(tmp_path):
+    # The check learns one row through partial_fit, in numpy once the engine
+    # asked for is known to load: a pass compiled for its one-feature state
+    # would serve no later pass, and cost seconds of a first run.
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from skftrl import FMRegressor, FTRLClassifier\n"
+            "from skftrl._cli._estimators import validated\n"
+            "from skftrl._engines import _fm_numba, _linear_numba\n"
+            "for estimator in [FTRLClassifier(), FTRLClassifier(engine='numba'), "
+            "FMRegressor(n_components=2, engine='numba')]:\n"
+            "    validated(estimator)\n"
+            "print(len(_linear_numba._pass.signatures), len(_fm_numba._pass.signatures))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout == "0 0\n"
+    # Without numba, asking for it is still refused before reading.
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['numba'] = None\n"
+            "from skftrl._cli import main\n"
+            "sys.exit(main(['train', 'd.svm', '--model', 'm', '--engine', 'numba']))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        "skftrl: error: engine='numba' needs numba, which is not installed or failed to "
+        "import; install it with: pip install 'skftrl[fast]'\n"
+    )
+    assert os.listdir(tmp_path) == []
 
 
 def prepare_bad_input(directory, written):

@@ -41,11 +41,17 @@ def validated(estimator):
 
     A clone learns one row through the public API: whatever the estimator
     refuses (a hyper-parameter out of range, ``engine="numba"`` without numba
-    or with ``batch_size > 1``) is refused before the input is opened.
+    or with ``batch_size > 1``) is refused before the input is opened. The
+    engine is checked as the estimator checks it, and the clone then learns
+    in numpy: numba would compile a pass for its one-feature state, which
+    no later pass uses, and compiling it took seconds of a first run.
     """
     probe = clone(estimator)
     X = sp.csr_matrix((1, 1))
     try:
+        if estimator.engine in ("auto", "numba"):
+            get_engine(family(estimator), estimator.engine, estimator.batch_size)
+            probe.set_params(engine="numpy")
         if is_classifier(probe):
             probe.partial_fit(X, np.zeros(1), classes=[0, 1])
         else:
@@ -61,8 +67,12 @@ def engine_name(estimator):
     mini-batch (``batch_size > 1``), whose pass runs in numpy."""
     if estimator.batch_size > 1:
         return "numpy"
-    family = "fm" if isinstance(estimator, (FMClassifier, FMRegressor)) else "linear"
-    return get_engine(family, estimator.engine, estimator.batch_size).name
+    return get_engine(family(estimator), estimator.engine, estimator.batch_size).name
+
+
+def family(estimator):
+    """The engine layer's name of the estimator's model family."""
+    return "fm" if isinstance(estimator, (FMClassifier, FMRegressor)) else "linear"
 
 
 def make_estimator(args, initial):
