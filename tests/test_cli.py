@@ -1603,6 +1603,8 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
         "cnt",
         "--task",
         "regress",
+        "--learning-rate",  # the intercept reaches the label's mean (no other warning)
+        10,
         "--model",
         "m",
         cwd=tmp_path,
@@ -1620,6 +1622,8 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
         "cnt",
         "--task",
         "regress",
+        "--learning-rate",  # the intercept reaches the label's mean (no other warning)
+        10,
         "--ignore",
         "casual,registered",
         "--model",
@@ -1627,6 +1631,46 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
         cwd=tmp_path,
     )
     assert clean.returncode == 0 and clean.stderr == ""
+
+
+def test_a_new_regression_model_whose_intercept_cannot_reach_the_label_is_warned_about(tmp_path):
+    # FTRL moves a weight at most learning_rate * sqrt(t) in t rows: at 0.1,
+    # an intercept reaching a mean of 150 needs (150 / 0.1)**2 = 2,250,000
+    # rows, beyond a hundred first chunks of 500 rows; at 7 it needs 459.
+    rng = np.random.RandomState(3)
+    rows = 500
+    counts = rng.randint(100, 201, rows)
+    hours = rng.randint(24, size=rows)
+    write(tmp_path / "bike.csv", ["hr,cnt\n"] + [f"{h},{c}\n" for h, c in zip(hours, counts)])
+    write(tmp_path / "bike.svm", [f"{c} {h + 1}:1\n" for h, c in zip(hours, counts)])
+    mean = counts.mean()
+    assert (mean / 0.1) ** 2 > 100 * rows and (mean / 7) ** 2 < rows
+
+    def train(data, *options):
+        return run_here(
+            "train", data, "--task", "regress", "--chunk-size", rows, *options, cwd=tmp_path
+        )
+
+    expected = (
+        f"averages {mean:,.4g} over the first {rows} rows, but FTRL moves a weight at most "
+        "--learning-rate x the square root of its rows: at 0.1, the intercept needs about "
+        f"{float(f'{(mean / 0.1) ** 2:.2g}'):,.0f} rows to reach that mean. Raise "
+        f"--learning-rate (to {mean / np.sqrt(rows):.2g} or more) or center and scale the label\n"
+    )
+    from_csv = train("bike.csv", "--label-column", "cnt", "--model", "m")
+    assert from_csv.returncode == 0, from_csv.stderr
+    assert from_csv.stderr == "skftrl: warning: the label 'cnt' " + expected
+    from_libsvm = train("bike.svm", "--model", "m2")
+    assert from_libsvm.returncode == 0, from_libsvm.stderr
+    assert from_libsvm.stderr == "skftrl: warning: the label " + expected
+    quiet = [
+        ("bike.csv", "--label-column", "cnt", "--learning-rate", 7, "--model", "m3"),
+        ("bike.csv", "--label-column", "cnt", "--loss", "poisson", "--model", "m4"),
+        ("bike.csv", "--label-column", "cnt", "-i", "m", "--model", "m5"),  # not a new model
+    ]
+    for options in quiet:
+        result = train(*options)
+        assert result.returncode == 0 and result.stderr == "", (options, result.stderr)
 
 
 def test_numeric_columns_of_large_values_are_warned_about(tmp_path):

@@ -204,6 +204,37 @@ def memory_error(estimator, n_features, classes, available=None):
     )
 
 
+# FTRL moves a weight at most learning_rate * sqrt(t) in t rows, at the
+# default learning_rate_power (|z| is at most the sum of the |g|, and sqrt(n)
+# at least that sum over sqrt(t)). A new squared-error or Huber model whose
+# intercept would need more rows than this many first chunks to reach the
+# label's mean is warned about.
+LABEL_REACH_CHUNKS = 100
+
+
+def slow_intercept_warning(estimator, y, label):
+    """The warning (or None) for a new regression model, about to learn the
+    labels ``y`` of the first chunk, whose intercept would take too many rows
+    to reach their mean at its learning rate (see LABEL_REACH_CHUNKS)."""
+    if (
+        is_classifier(estimator)
+        or estimator.loss not in ("squared_error", "huber")
+        or not estimator.fit_intercept
+        or estimator.learning_rate_power != -0.5
+    ):
+        return None
+    mean, rate, rows = abs(float(np.mean(y))), estimator.learning_rate, len(y)
+    needed = (mean / rate) ** 2
+    if needed <= LABEL_REACH_CHUNKS * rows:
+        return None
+    return (
+        f"{label} averages {mean:,.4g} over the first {rows:,} rows, but FTRL moves a weight "
+        f"at most --learning-rate x the square root of its rows: at {rate:g}, the intercept "
+        f"needs about {float(f'{needed:.2g}'):,.0f} rows to reach that mean. Raise "
+        f"--learning-rate (to {mean / np.sqrt(rows):.2g} or more) or center and scale the label"
+    )
+
+
 def learn(estimator, chunk, classes, path):
     """``partial_fit`` on one chunk; a refusal is reported with the chunk's lines."""
     if not is_classifier(estimator):

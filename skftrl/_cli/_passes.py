@@ -15,7 +15,7 @@ from .._readers._cache import ChunkCache
 from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
-from ._estimators import engine_name, learn, memory_error, reported_loss
+from ._estimators import engine_name, learn, memory_error, reported_loss, slow_intercept_warning
 from ._input import first_chunk_checks, open_csv, training_reading
 from ._progress import duration, format_score
 
@@ -86,6 +86,12 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
                 if not chunk.n_rows:
                     continue
             if total_rows == 0:
+                if not getattr(estimator, "n_samples_seen_", 0):  # a new model
+                    label = getattr(training.spec, "label_column", None)
+                    label = "the label" if label is None else f"the label {label!r}"
+                    warning = slow_intercept_warning(estimator, chunk.y, label)
+                    if warning is not None:
+                        report.warn(warning)
                 first_partial_fit(estimator, chunk, training.classes, args.data)
             else:
                 learn(estimator, chunk, training.classes, args.data)
