@@ -1633,6 +1633,78 @@ def test_a_numeric_column_that_reproduces_the_label_is_warned_about(tmp_path):
     assert clean.returncode == 0 and clean.stderr == ""
 
 
+def test_features_of_large_values_are_warned_about_in_every_format(tmp_path):
+    # LIBSVM names its features by index as written; VW text's and hashed
+    # LIBSVM's are counted, with the largest value. Values up to 10,000 in
+    # size are not warned about.
+    write(tmp_path / "one.svm", ["1 1:1 3:25000\n", "0 2:1 3:-12.5 7:10000\n", "1 1:1\n"])
+    write(
+        tmp_path / "many.svm",
+        ["1 " + " ".join(f"{i}:{20000 + i}" for i in range(2, 9)) + "\n", "0 1:-30000.5\n"],
+    )
+    write(tmp_path / "big.vw", ["1 |a x:25000 y\n", "0 |a x:3 z:-40000\n", "1 |b w:9999\n"])
+    tail = (
+        ": a feature is one weight times its value, and values this large spoil FTRL's "
+        "steps. Scale {} (a logarithm, a division) before training\n"
+    )
+    cases = [
+        (
+            ["one.svm"],
+            "the feature index 3 holds values up to 25,000 in the first 3 rows"
+            + tail.format("it"),
+        ),
+        (
+            ["one.svm", "--zero-based"],
+            "the feature index 3 holds values up to 25,000 in the first 3 rows"
+            + tail.format("it"),
+        ),
+        (
+            ["many.svm"],
+            "the feature indices 1 (up to 30,000.5), 2 (up to 20,002), 3 (up to 20,003), "
+            "4 (up to 20,004), 5 (up to 20,005) and 3 more hold values beyond 10,000 in the "
+            "first 2 rows" + tail.format("them"),
+        ),
+        (
+            ["many.svm", "--hash-bits", 4],
+            "8 features hold values beyond 10,000 in the first 2 rows (up to 30,000.5)"
+            + tail.format("them"),
+        ),
+        (
+            ["big.vw", "--classes=0,1"],
+            "2 features hold values beyond 10,000 in the first 3 rows (up to 40,000)"
+            + tail.format("them"),
+        ),
+    ]
+    for options, expected in cases:
+        result = run_here("train", *options, "--model", "m", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == "skftrl: warning: " + expected, options
+
+
+@needs_readers_extra
+def test_parquet_columns_of_large_values_are_warned_about(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "price": pa.array([12.5, 25000.25, -3.0]),
+            "temp": pa.array([0.5, -0.25, 1.0]),
+            "clicked": pa.array([1, 0, 1]),
+        }
+    )
+    pq.write_table(table, tmp_path / "c.parquet")
+    result = run_here(
+        "train", "c.parquet", "--label-column", "clicked", "--model", "m", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "skftrl: warning: 1 feature holds values beyond 10,000 in the first 3 rows (up to "
+        "25,000.25): a feature is one weight times its value, and values this large spoil "
+        "FTRL's steps. Scale it (a logarithm, a division) before training\n"
+    )
+
+
 def test_a_new_regression_model_whose_intercept_cannot_reach_the_label_is_warned_about(tmp_path):
     # FTRL moves a weight at most learning_rate * sqrt(t) in t rows: at 0.1,
     # an intercept reaching a mean of 150 needs (150 / 0.1)**2 = 2,250,000

@@ -25,8 +25,17 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import dump_svmlight_file
-from test_cli import A9A_HEAD, CLICK_LINES, command, environment, read_numbers, run_here, write
+from sklearn.datasets import dump_svmlight_file, load_svmlight_file
+from test_cli import (
+    A9A_HEAD,
+    CLICK_LINES,
+    assert_same_state,
+    command,
+    environment,
+    read_numbers,
+    run_here,
+    write,
+)
 
 from skftrl import FTRLClassifier
 from skftrl._cli._model_files import output_target  # see the module's docstring
@@ -268,6 +277,20 @@ def test_continuing_a_model_made_in_python(tmp_path):
     again = ["train", "train.svm", "-i", "model", "--model", "continued"]
     assert run_here(*again, "--zero-based", "--n-features", 5, cwd=tmp_path).returncode == 0
     assert run_here(*again, "--zero-based", "--n-features", 6, cwd=tmp_path).returncode == 2
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])
+def test_zero_based_reads_a_file_without_index_0_from_0(tmp_path, cache):
+    # a9a's indices start at 1: read from 0, the model needs a column more
+    # than their largest, as load_svmlight_file(zero_based=True) reads them.
+    write(tmp_path / "a.svm", A9A_HEAD)
+    result = run_here("train", "a.svm", "--zero-based", *cache, "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    model = joblib.load(tmp_path / "m")
+    X, y = load_svmlight_file(str(tmp_path / "a.svm"), zero_based=True)
+    largest = max(int(pair.split(b":")[0]) for line in A9A_HEAD for pair in line.split()[1:])
+    assert model.n_features_in_ == X.shape[1] == largest + 1
+    assert_same_state(model, FTRLClassifier().partial_fit(X, y, classes=[-1, 1]))
 
 
 # ------------------------------------------------------------ what a run prints

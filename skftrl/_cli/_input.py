@@ -303,7 +303,11 @@ def libsvm_input(args, classes, numeric_classes, estimator, resources):
         with scan_progress(args) as progress:
             scan = scan_libsvm(args.data, args.chunk_size, collect_labels, progress, cache, chunks)
     if spec is None:
-        spec = LibsvmSpec(scan.n_features, zero_based=scan.zero_based or args.zero_based)
+        zero_based = scan.zero_based or args.zero_based
+        # The scan's width counts from 1 in a file without an index 0: read
+        # from 0 (--zero-based), its largest index needs one column more.
+        extra = int(zero_based and not scan.zero_based and scan.largest_index >= 0)
+        spec = LibsvmSpec(scan.n_features + extra, zero_based=zero_based)
     elif spec.hash_bits is None and scan.largest_index >= 0 and not args.drop_extra_features:
         offset = 0 if spec.zero_based else 1
         if scan.largest_index + 1 - offset > spec.n_features:
@@ -595,6 +599,42 @@ def large_values_message(large, rows):
         f"{found} in the first {rows:,} rows: a numeric column is one weight times its value, "
         f"and values this large spoil FTRL's steps. Scale {it} (a logarithm, a division) or "
         f"read {it} as categories with --categorical {','.join(large)}"
+    )
+
+
+def large_features_message(spec, X):
+    """The warning (or None) about the features of ``X``, a first chunk of
+    ``spec``'s format, with values beyond LARGE_VALUE in size: LIBSVM's named
+    by their index as written, hashed ones counted."""
+    large = np.abs(X.data) > LARGE_VALUE
+    if not large.any():
+        return None
+    columns, where = np.unique(X.indices[large], return_inverse=True)
+    largest = np.zeros(len(columns))
+    np.maximum.at(largest, where.ravel(), np.abs(X.data[large]))
+    rows = f"in the first {X.shape[0]:,} rows"
+    if spec.format == "libsvm" and spec.hash_bits is None:
+        indices = columns + (0 if spec.zero_based else 1)
+        if len(columns) == 1:
+            found = f"the feature index {indices[0]} holds values up to {largest[0]:,.10g} {rows}"
+        else:
+            listed = ", ".join(
+                f"{index} (up to {top:,.10g})" for index, top in zip(indices[:5], largest[:5])
+            )
+            more = f" and {len(columns) - 5:,} more" if len(columns) > 5 else ""
+            found = (
+                f"the feature indices {listed}{more} hold values beyond {LARGE_VALUE:,.0f} {rows}"
+            )
+    else:
+        several = len(columns) > 1
+        found = (
+            f"{len(columns):,} feature{'s' if several else ''} hold{'' if several else 's'} "
+            f"values beyond {LARGE_VALUE:,.0f} {rows} (up to {largest.max():,.10g})"
+        )
+    return (
+        f"{found}: a feature is one weight times its value, and values this large spoil "
+        f"FTRL's steps. Scale {'it' if len(columns) == 1 else 'them'} (a logarithm, a "
+        "division) before training"
     )
 
 

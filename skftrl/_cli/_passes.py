@@ -16,7 +16,7 @@ from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
 from ._estimators import engine_name, learn, memory_error, reported_loss, slow_intercept_warning
-from ._input import first_chunk_checks, open_csv, training_reading
+from ._input import first_chunk_checks, large_features_message, open_csv, training_reading
 from ._progress import duration, format_score
 
 
@@ -86,12 +86,8 @@ def learn_passes(args, estimator, training, passes, holdout, report, progress):
                 if not chunk.n_rows:
                     continue
             if total_rows == 0:
-                if not getattr(estimator, "n_samples_seen_", 0):  # a new model
-                    label = getattr(training.spec, "label_column", None)
-                    label = "the label" if label is None else f"the label {label!r}"
-                    warning = slow_intercept_warning(estimator, chunk.y, label)
-                    if warning is not None:
-                        report.warn(warning)
+                for warning in first_chunk_warnings(estimator, chunk, training.spec):
+                    report.warn(warning)
                 first_partial_fit(estimator, chunk, training.classes, args.data)
             else:
                 learn(estimator, chunk, training.classes, args.data)
@@ -157,6 +153,23 @@ def mean_reported(loss_sum, floor_sum, weight_sum, floor):
     if floor is None:
         return loss_sum / weight_sum
     return 2 * (loss_sum - floor_sum) / weight_sum
+
+
+def first_chunk_warnings(estimator, chunk, spec):
+    """What the first chunk of a run warns about: a new regression model
+    whose intercept cannot reach the labels' mean, and large values of
+    features (a CSV file's columns are named by the reader's check instead,
+    see ``first_chunk_checks``)."""
+    if not getattr(estimator, "n_samples_seen_", 0):  # a new model
+        label = getattr(spec, "label_column", None)
+        label = "the label" if label is None else f"the label {label!r}"
+        warning = slow_intercept_warning(estimator, chunk.y, label)
+        if warning is not None:
+            yield warning
+    if spec.format != "csv":
+        warning = large_features_message(spec, chunk.X)
+        if warning is not None:
+            yield warning
 
 
 def first_partial_fit(estimator, chunk, classes, path):
