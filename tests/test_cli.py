@@ -145,6 +145,34 @@ def test_demo_trains_on_the_shipped_data_and_reaches_the_bar(tmp_path):
     assert re.search(r"training speed: +[0-9,]+ rows/s", out)
 
 
+@needs_numba
+def test_a_run_that_compiles_says_so_and_the_next_loads_the_cache(tmp_path):
+    # A new numba cache: the first run compiles, and says so; the second
+    # loads what the first cached, and says nothing of it.
+    write(tmp_path / "a.svm", A9A_HEAD)
+    env = {**environment(), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [
+        subprocess.run(
+            command("train", "a.svm", "--model", "m"),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=tmp_path,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    first, second = (run.stdout.splitlines() for run in runs)
+    assert re.fullmatch(
+        r"numba compiled skftrl's code in [0-9.]+ s of this run, once: later runs load it "
+        r"from numba's cache",
+        first[-1],
+    )
+    assert first[-2] == second[-1] == "model saved to m"
+    assert len(first) == len(second) + 1
+
+
 # ---------------------------------------------------------------- train
 @pytest.fixture(scope="module")
 def a9a_run(tmp_path_factory):

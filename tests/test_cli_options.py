@@ -117,7 +117,9 @@ def test_vw_option_names_train_the_same_model(a9a_dir, case):
 
 
 def without_times(out):
-    """What a run printed, without its durations and speeds."""
+    """What a run printed, without its durations and speeds (nor the line
+    saying how long numba compiled, which only a run that compiles prints)."""
+    out = re.sub(r"^numba compiled .*\n", "", out, flags=re.MULTILINE)
     return re.sub(r" in (< )?\S+ s\b( \([0-9,]+ rows/s)?", "", out)
 
 

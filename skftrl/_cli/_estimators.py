@@ -8,7 +8,9 @@ factorization machine's factors (:mod:`._inspect`), the two internal methods
 made for the command line.
 """
 
+import contextlib
 import os
+import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,6 +61,22 @@ def validated(estimator):
     except (ValueError, TypeError, ImportError, RuntimeError) as error:
         raise UsageError(str(error)) from None
     return estimator
+
+
+@contextlib.contextmanager
+def compile_timer():
+    """A timer of numba's compilations within the context (from numba's event
+    API: ``done`` once numba compiled rather than loaded from its cache,
+    ``duration`` the seconds it took), or None where no compiled engine is
+    loaded or numba cannot cache what it compiles (a warning then says so)."""
+    compiled = sys.modules.get("skftrl._engines._compile")
+    if compiled is None or not compiled.CACHE:
+        yield None
+        return
+    from numba.core.event import install_timer
+
+    with install_timer("numba:compile", lambda seconds: None) as timer:
+        yield timer
 
 
 def engine_name(estimator):

@@ -16,14 +16,14 @@ import os
 
 from .. import __version__
 from .._readers._sources import DataError, data_format, is_regular_file
-from ._estimators import make_estimator, reported_loss
+from ._estimators import compile_timer, make_estimator, reported_loss
 from ._holdout import Holdout
 from ._input import check_format_options, resolve_input, training_reading
 from ._model_files import HashedNames, atomic_output, load_model, save_model
 from ._parser import UsageError
 from ._passes import learn_passes, pass_chunks
 from ._predict import held_out_scores
-from ._progress import Progress, Report, format_score
+from ._progress import Progress, Report, duration, format_score
 
 
 def run(args, out):
@@ -39,13 +39,21 @@ def run(args, out):
     check_format_options(args, data_kind)
     estimator = make_estimator(args, initial)
     check_inputs(args)
-    try:
-        trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=True)
-    except GuessContradicted as contradicted:
-        report.line(f"{contradicted.error}; reading {args.data} again, after a first pass")
-        estimator = make_estimator(args, initial)
-        trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=False)
-    save(args, *trained, initial, report)
+    with compile_timer() as compiling:
+        try:
+            trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=True)
+        except GuessContradicted as contradicted:
+            report.line(f"{contradicted.error}; reading {args.data} again, after a first pass")
+            estimator = make_estimator(args, initial)
+            trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=False)
+        save(args, *trained, initial, report)
+    # A first run's time is mostly compiling: said, so that it is not taken
+    # for the speed of the next runs.
+    if compiling is not None and compiling.done:
+        report.line(
+            f"numba compiled skftrl's code in {duration(compiling.duration)} of this run, "
+            "once: later runs load it from numba's cache"
+        )
     return 0
 
 
