@@ -197,6 +197,13 @@ def iter_csv(
     sample_weight : ndarray of shape (n_rows,) or None
         Their weights.
 
+    Raises
+    ------
+    ValueError
+        Naming the file and the line, at a row that cannot be read, and at
+        a row that repeats the header line (files joined with their header
+        lines), which would otherwise be read as data.
+
     See Also
     --------
     ColumnHasher : The hashing of the columns.

@@ -107,6 +107,40 @@ def test_the_command_line_trains_what_the_transformer_trains_from_pandas(
         assert np.array_equal(getattr(trained, name), getattr(model, name)), name
 
 
+@pytest.mark.parametrize("parser", PARSERS)
+def test_a_repeated_header_line_is_an_error_naming_it(tmp_path, monkeypatch, parser):
+    # Two files joined with their header lines: the second header, read as
+    # data, would add its label as a class and its names as features. Rows
+    # that hold some of the names (a city named "city") are data.
+    force_parser(monkeypatch, parser)
+    header = "click,site,app,hour,price,code,device\n"
+    first = click_csv(700, seed=1)
+    second = click_csv(300, seed=2)
+    named = "1,site,app,3,0.5,x9,phone\n"  # "site" and "app" hold their names
+    path = tmp_path / "joined.csv"
+    path.write_text(first + named + second)
+    line = 1 + 700 + 1 + 1  # the header, 700 rows, the named row, then the second header
+    assert path.read_text().splitlines()[line - 1] + "\n" == header
+    message = (
+        f"{path}:{line}: this row repeats the header line (files joined with their header "
+        "lines?): remove it"
+    )
+    for command in (
+        ["train", path, "-f", tmp_path / "m.joblib", "--label-column", "click"],
+        ["train", path, "-f", tmp_path / "m.joblib", "--label-column", "click", "--classes=0,1"],
+    ):
+        code, output = run_here(*command, "--chunk-size", 500)
+        assert code == 1 and output.endswith(f"skftrl: error: {message}\n"), output
+        assert not (tmp_path / "m.joblib").exists()
+    with pytest.raises(DataError, match="repeats the header line") as raised:
+        list(iter_csv(path, label_column="click", chunk_size=500, parser=parser))
+    assert raised.value.line == line
+    # Without the second header, every row reads.
+    path.write_text(first + named + second.split("\n", 1)[1])
+    chunks = list(iter_csv(path, label_column="click", chunk_size=500, parser=parser))
+    assert sum(chunk[0].shape[0] for chunk in chunks) == 1000 + 1
+
+
 def odd_csv():
     """CSV text that exercises the parsers: quotes (commas, doubled quotes,
     newlines and CRLF inside them), CRLF line ends, blank lines, missing values

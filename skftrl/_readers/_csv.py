@@ -31,7 +31,7 @@ from ._csv_values import (
     parse_weights,
     text_categories,
 )
-from ._hashing import record_names
+from ._hashing import Factorized, record_names
 from ._sources import DataError
 
 
@@ -264,7 +264,12 @@ def csv_chunks(
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
+    read_positions = {**positions, spec.label_column: label_position}
+    read_positions = {name: at for name, at in read_positions.items() if at is not None}
     for values, lines in rows:
+        check_no_header_rows(
+            path, {name: values[at] for name, at in read_positions.items()}, lines
+        )
         columns, numbers_of = {}, {}
         for name, kind in spec.kinds.items():
             if kind == "numeric":
@@ -296,6 +301,42 @@ def csv_chunks(
             on_first_chunk = None
         tags = None if tag_position is None else as_strings(values[tag_position])
         yield Chunk(X, y, lines, weights, tags)
+
+
+def check_no_header_rows(path, columns, lines):
+    """DataError at the first row whose every column (of ``columns``, name ->
+    a chunk's values) holds the column's own name: a header line repeated in
+    the data, as files joined with their header lines give. Read as data, it
+    would add its label as a class, and its names as features."""
+
+    def rows_holding(values, name):
+        if isinstance(values, Factorized):
+            # The column of fewest distinct values is looked at first: only
+            # its distinct values are made Python strings.
+            (where,) = np.nonzero(values.distinct == name)
+            return np.flatnonzero(np.isin(values.codes, where))
+        if np.asarray(values).dtype.kind == "f":  # numbers: no name among them
+            return np.zeros(0, dtype=np.intp)
+        return np.flatnonzero(np.asarray(values, dtype=object) == name)
+
+    def size(item):
+        values = item[1]
+        return values.n_distinct if isinstance(values, Factorized) else len(values)
+
+    if not columns:
+        return
+    names = sorted(columns.items(), key=size)
+    rows = rows_holding(names[0][1], names[0][0])
+    for name, values in names[1:]:
+        if not rows.size:
+            return
+        rows = np.intersect1d(rows, rows_holding(values, name))
+    if rows.size:
+        raise DataError(
+            path,
+            int(lines[rows[0]]),
+            "this row repeats the header line (files joined with their header lines?): remove it",
+        )
 
 
 def read_csv(
