@@ -264,8 +264,16 @@ def csv_chunks(
     unknown = [name for name in source.header if name not in spec.kinds and name not in known]
     if unknown:
         raise DataError(path, 1, f"columns the model was not trained on: {unknown}")
-    read_positions = {**positions, spec.label_column: label_position}
-    read_positions = {name: at for name, at in read_positions.items() if at is not None}
+    # The columns read: the features, and the label and weights if any.
+    read_positions = {
+        name: at
+        for name, at in [
+            *positions.items(),
+            (spec.label_column, label_position),
+            (spec.weight_column, weight_position),
+        ]
+        if at is not None
+    }
     for values, lines in rows:
         check_no_header_rows(
             path, {name: values[at] for name, at in read_positions.items()}, lines
