@@ -998,6 +998,35 @@ USAGE_ERRORS = {
 
 
 @needs_numba
+def test_a_train_run_that_fails_leaves_no_thread_reading_its_file(tmp_path, monkeypatch):
+    """Regression: a LIBSVM run that failed before it took the result of the
+    labels' scan returned with the scan still reading the file in a thread
+    (and compiling it, on a first run) beside whatever the process did next."""
+    from skftrl._readers import _libsvm_numba, _sources
+
+    # Blocks of 64 bytes, each scanned in 10 ms: the scan of the whole file
+    # would take seconds.
+    monkeypatch.setattr(_sources, "BLOCK_SIZE", 64)
+    scanned, scan_block = [], _libsvm_numba.scan_block
+
+    def slow_scan_block(*args):
+        scanned.append(1)
+        time.sleep(0.01)
+        return scan_block(*args)
+
+    monkeypatch.setattr(_libsvm_numba, "scan_block", slow_scan_block)
+    write(tmp_path / "a.svm", [f"{1 if i % 2 else -1} 1:1 {2 + i % 3}:1\n" for i in range(4000)])
+    threads = set(threading.enumerate())
+    result = run_here(
+        "train", "a.svm", "--model", "m", "--factors", 2, "--learning-rate", "1e-310", cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert "initial factors that overflow" in result.stderr
+    assert set(threading.enumerate()) - threads == set()
+    assert len(scanned) < (tmp_path / "a.svm").stat().st_size // 64  # stopped, not waited for
+
+
+@needs_numba
 def test_options_are_checked_before_reading_without_compiling_a_pass(tmp_path):
     # The check learns one row through partial_fit, in numpy once the engine
     # asked for is known to load: a pass compiled for its one-feature state

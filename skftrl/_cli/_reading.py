@@ -27,6 +27,7 @@ class EarlyLibsvm:
         self.path = path
         self.scan_result = self.scan_error = self.scan_seconds = None
         self.scanner = None
+        self.stop_scan = threading.Event()
         # numba imported here, in one thread: two threads importing a package
         # at once can deadlock on its circular imports.
         compiled_plain_parser()
@@ -43,7 +44,7 @@ class EarlyLibsvm:
         # which its wall time would count too.
         began = time.thread_time()
         try:
-            self.scan_result = quick_scan_libsvm(self.path, collect_labels)
+            self.scan_result = quick_scan_libsvm(self.path, collect_labels, self.stop_scan)
         except BaseException as error:  # raised where the result is asked for
             self.scan_error = error
         self.scan_seconds = time.thread_time() - began
@@ -66,6 +67,13 @@ class EarlyLibsvm:
         return iter(self.chunks_ahead)
 
     def close(self):
+        # A run that ends before the scan's result is asked for (an error, an
+        # interruption) stops the scan too: it would read the file on, in the
+        # background of a process that has moved on (main() may be called
+        # again in one process).
+        self.stop_scan.set()
+        if self.scanner is not None:
+            self.scanner.join()
         self.chunks_ahead.close()
 
 

@@ -332,12 +332,14 @@ def scan_libsvm(path, chunk_size, collect_labels, progress=None, cache=None, chu
     )
 
 
-def quick_scan_libsvm(path, collect_labels):
+def quick_scan_libsvm(path, collect_labels, stop=None):
     """The :class:`LibsvmScan` of a training file by the compiled scan of its
     labels and indices (values skipped), or None without numba or when the
     file holds a form that scan leaves to the parser (:func:`scan_libsvm`
     then reads it). Its findings equal :func:`scan_libsvm`'s on every file
     it reads; a value it skips is checked by the parse that learns from it.
+    When ``stop`` (a :class:`threading.Event`) is set, the scan ends at the
+    next block and returns None.
     """
     try:
         from ._libsvm_numba import (
@@ -358,6 +360,8 @@ def quick_scan_libsvm(path, collect_labels):
     source = ByteSource(path)
     try:
         for first_line, block in line_blocks(source):
+            if stop is not None and stop.is_set():
+                return None
             scan_block(block, first_line, found, labels)
             if found[OTHER_FORM_LINE]:
                 return None
