@@ -4,6 +4,7 @@ import copy
 import functools
 import importlib.util
 import os
+import threading
 
 import numpy as np
 import pytest
@@ -41,6 +42,19 @@ settings.register_profile(
     "deep", parent=settings.get_profile("ci"), max_examples=2000, derandomize=False
 )
 settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def no_thread_of_skftrl_left_running():
+    """Each test ends with no thread of skftrl's running (the readers' read
+    ahead, the command line's scan of a LIBSVM file): what stops them waits
+    for them to end, and one left would read on beside the next tests, its
+    allocations counted in their measurements of memory."""
+    yield
+    running = [
+        thread.name for thread in threading.enumerate() if thread.name.startswith("skftrl-")
+    ]
+    assert not running, f"threads of skftrl left running: {running}"
 
 
 @pytest.fixture(
