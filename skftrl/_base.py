@@ -31,7 +31,7 @@ from ._engines import (
     prediction_engine,
     undo_record,
 )
-from ._engines._math import LARGEST, intercept_weights
+from ._engines._math import LARGEST, intercept_weights, z_of_weights
 from ._engines._prediction import PredictionCache
 from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
@@ -46,7 +46,9 @@ from ._validation import (
     check_no_bool_counts,
     check_sparse_indices,
     check_state,
+    checked_initial_weights,
     finite_check_of_huge_values,
+    stored_starting_z,
 )
 
 # What fit and partial_fit return: the estimator they are called on.
@@ -394,6 +396,33 @@ class BaseFTRL(SavedState, BaseEstimator):
         call = _TRAINING_CALL.get()
         if call is not None:
             call.fresh_z = self.z_
+
+    def _new_state(self, n_outputs, n_features, coef_init=None, intercept_init=None):
+        """:meth:`_init_state`, with ``z`` set where ``coef_init`` and
+        ``intercept_init`` are given so that the weights are theirs (docs:
+        "Starting from given weights"). They are checked first."""
+        outputs = "1 for two classes, one per class for more" if is_classifier(self) else "1"
+        coef, intercept = checked_initial_weights(
+            coef_init, intercept_init, (n_outputs, n_features), outputs, self.fit_intercept
+        )
+        self._init_state(n_outputs, n_features)
+        parameters = self._parameters()
+        rate, beta, power = (
+            parameters.learning_rate,
+            parameters.beta,
+            parameters.learning_rate_power,
+        )
+        if coef is not None:
+            # Only the non-zero weights are written: the untouched pages of a
+            # wide state stay unallocated.
+            outputs, features = np.nonzero(coef)
+            n = self.n_[outputs, features].astype(np.float64)
+            l1, l2 = parameters.l1, parameters.l2
+            z = z_of_weights(coef[outputs, features], n, rate, beta, l1, l2, power)
+            writable(self.z_)[outputs, features] = stored_starting_z(z, "coef_init", self.dtype)
+        if intercept is not None:
+            z = z_of_weights(intercept, self.n_intercept_, rate, beta, 0.0, 0.0, power)
+            self.z_intercept_[:] = stored_starting_z(z, "intercept_init", np.float64)
 
     # ------------------------------------------------------------ validation
     def _check_initial_accumulator_value(self):

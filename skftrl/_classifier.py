@@ -427,7 +427,13 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
     def fit(
-        self: Estimator, X: MatrixLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+        self: Estimator,
+        X: MatrixLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        *,
+        coef_init: Optional[ArrayLike] = None,
+        intercept_init: Optional[ArrayLike] = None,
     ) -> Estimator:
         """Fit the model with up to ``max_iter`` passes over the data.
 
@@ -442,20 +448,53 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             Class labels of any type.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights multiplying each row's gradient.
+        coef_init : array-like of shape (n_outputs, n_features), default=None
+            Finite weights to start from instead of zeros (a factorization
+            machine's linear weights; its factors start as usual): the new
+            state is set so that its weights are these, as if training had
+            led there, and learning goes on from them. The accumulators
+            ``n`` start at ``initial_accumulator_value`` as usual, so the
+            first rows move the weights as far as a new model's; a larger
+            ``initial_accumulator_value`` makes those steps smaller.
+            ``n_outputs`` is 1 for two classes (the weights of the second
+            class), else the number of classes; with one output, shape
+            ``(n_features,)`` is taken too.
+            A fit given ``coef_init`` or ``intercept_init`` starts a new
+            state, even with ``warm_start=True``.
+        intercept_init : float or array-like of shape (n_outputs,), default=None
+            Finite intercepts to start from instead of 0 (with
+            ``fit_intercept=True``).
 
         Returns
         -------
         self : object
             The fitted estimator.
+
+        Examples
+        --------
+        Go on learning online from the weights of a logistic regression
+        fitted in batch:
+
+        >>> from sklearn.datasets import make_classification
+        >>> from sklearn.linear_model import LogisticRegression
+        >>> from skftrl import FTRLClassifier
+        >>> X, y = make_classification(n_samples=500, random_state=0)
+        >>> batch = LogisticRegression().fit(X, y)
+        >>> online = FTRLClassifier(random_state=0).fit(
+        ...     X, y, coef_init=batch.coef_, intercept_init=batch.intercept_
+        ... )
+        >>> online.coef_.shape
+        (1, 20)
         """
-        keep_state = self.warm_start and self.__sklearn_is_fitted__()
+        given = coef_init is not None or intercept_init is not None
+        keep_state = self.warm_start and self.__sklearn_is_fitted__() and not given
         classes = self.classes_ if keep_state else None
         X, targets, sample_weight, classes = self._prepare(
             X, y, sample_weight, classes, reset=not keep_state
         )
         if not keep_state:
             self.classes_ = classes
-            self._init_state(_n_outputs(classes), X.shape[1])
+            self._new_state(_n_outputs(classes), X.shape[1], coef_init, intercept_init)
         self._fit_passes(X, targets, sample_weight)
         return self
 

@@ -6,6 +6,7 @@ from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import check_array
 
 from ._sklearn_compat import Interval, InvalidParameterError
 
@@ -152,3 +153,52 @@ def check_no_bool_counts(constraints, params, caller_name):
                 f"The {name!r} parameter of {caller_name} must be {counts[0]}, "
                 f"not a bool. Got {value!r} instead."
             )
+
+
+def checked_initial_weights(coef_init, intercept_init, shape, outputs, fit_intercept):
+    """``(coef, intercept)`` of a fit's ``coef_init`` and ``intercept_init``
+    (either None), as float64 arrays of the state's ``shape`` (K, F) and
+    ``(K,)``; a clear error for a wrong shape, a value that is not finite,
+    or an intercept without ``fit_intercept``. ``outputs`` says what K is."""
+    n_outputs, n_features = shape
+    coef = intercept = None
+    if coef_init is not None:
+        coef = check_array(coef_init, ensure_2d=False, dtype=np.float64, input_name="coef_init")
+        if coef.ndim == 1 and n_outputs == 1:
+            coef = coef[np.newaxis]
+        if coef.shape != shape:
+            raise ValueError(
+                f"coef_init has shape {coef.shape}; this fit needs {shape}: a row of "
+                f"weights per output ({outputs}), a column per feature"
+            )
+    if intercept_init is not None:
+        intercept = check_array(
+            np.atleast_1d(intercept_init),
+            ensure_2d=False,
+            dtype=np.float64,
+            input_name="intercept_init",
+        )
+        if intercept.shape not in {(1,), (n_outputs,)}:
+            raise ValueError(
+                f"intercept_init has shape {intercept.shape}; this fit needs a number or "
+                f"({n_outputs},): an intercept per output ({outputs})"
+            )
+        intercept = np.broadcast_to(intercept, (n_outputs,))
+        if not fit_intercept and intercept.any():
+            raise ValueError(
+                "intercept_init is not 0, but fit_intercept=False: the model has no intercept"
+            )
+    return coef, intercept
+
+
+def stored_starting_z(z, name, dtype):
+    """``z`` of the weights given as ``name``, in the state's ``dtype``: an
+    error if it is too large for it (a weight too large for its denominator)."""
+    with np.errstate(over="ignore"):
+        stored = z.astype(dtype)
+    if not np.isfinite(stored).all():
+        raise ValueError(
+            f"{name} holds weights too large for the model's state ({np.dtype(dtype).name}) "
+            "at these hyper-parameters; scale them down"
+        )
+    return stored

@@ -380,7 +380,12 @@ def test_estimators_can_request_metadata_for_partial_fit(Estimator, partial_fit_
         model = Estimator().set_partial_fit_request(sample_weight=True)
         routing = model.get_metadata_routing()
     assert routing.partial_fit.requests == partial_fit_metadata
-    assert routing.fit.requests == {"sample_weight": None}
+    # As SGDClassifier's fit: the weights to start from are metadata too.
+    assert routing.fit.requests == {
+        "sample_weight": None,
+        "coef_init": None,
+        "intercept_init": None,
+    }
 
 
 def test_routing_sample_weight_to_partial_fit_one_vs_rest(dna):

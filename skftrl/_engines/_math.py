@@ -453,6 +453,21 @@ def weights(z, root_n, constants):
     return clip_gradient(result, LARGEST)
 
 
+def z_of_weights(weights, n, learning_rate, beta, l1, l2, learning_rate_power):
+    """The ``z`` that :func:`weights` maps to ``weights`` at the accumulators
+    ``n`` (float64 arrays): the inverse of the closed form,
+    ``z = -(w ((beta + root_n) / learning_rate + l2) + sign(w) l1)``, and
+    ``z = 0`` where ``w = 0``. The state a fit starts from when given its
+    weights (docs: "Starting from given weights"); overflows to inf where a
+    weight is too large for its denominator.
+    """
+    denominator = rate_root(n, learning_rate_power) / learning_rate
+    denominator += beta / learning_rate + l2
+    denominator[denominator == 0] = 1.0  # as weight() divides where it is 0
+    with np.errstate(over="ignore"):
+        return -(weights * denominator + np.sign(weights) * l1)
+
+
 def update_coordinates(
     z, n, root_n, weights, gradient, squared, constants, smallest_n, largest, guard=True
 ):
