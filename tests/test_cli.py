@@ -1739,7 +1739,10 @@ def test_features_of_large_values_are_warned_about_in_every_format(tmp_path):
 
 
 @needs_readers_extra
-def test_parquet_columns_of_large_values_are_warned_about(tmp_path):
+def test_parquet_columns_of_large_values_or_reproducing_the_label_are_warned_about(tmp_path):
+    # As in CSV: the numeric columns named, those read as categories (whole
+    # numbers are ids) left alone; the columns of numbers, whatever they are
+    # read as, that reproduce the label named.
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -1747,6 +1750,7 @@ def test_parquet_columns_of_large_values_are_warned_about(tmp_path):
         {
             "price": pa.array([12.5, 25000.25, -3.0]),
             "temp": pa.array([0.5, -0.25, 1.0]),
+            "user": pa.array([123456, 2, 3]),
             "clicked": pa.array([1, 0, 1]),
         }
     )
@@ -1756,10 +1760,34 @@ def test_parquet_columns_of_large_values_are_warned_about(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr == (
-        "skftrl: warning: 1 feature holds values beyond 10,000 in the first 3 rows (up to "
-        "25,000.25): a feature is one weight times its value, and values this large spoil "
-        "FTRL's steps. Scale it (a logarithm, a division) before training\n"
+        "skftrl: warning: the numeric column 'price' holds values up to 25,000.25 in the "
+        "first 3 rows: a numeric column is one weight times its value, and values this large "
+        "spoil FTRL's steps. Scale it (a logarithm, a division) or read it as categories "
+        "with --categorical price\n"
     )
+    rng = np.random.RandomState(1)
+    casual, registered = rng.randint(0, 50, 600), rng.randint(0, 300, 600)
+    bike = pa.table(
+        {
+            "hour": pa.array(rng.randint(24, size=600)),
+            "temp": pa.array(rng.rand(600).round(2)),
+            "casual": pa.array(casual),
+            "registered": pa.array(registered),
+            "cnt": pa.array((casual + registered).astype(float)),
+        }
+    )
+    pq.write_table(bike, tmp_path / "bike.parquet")
+    options = ["--label-column", "cnt", "--task", "regress", "--learning-rate", 10]
+    result = run_here("train", "bike.parquet", *options, "--model", "m", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == (
+        "skftrl: warning: the columns 'casual', 'registered' reproduce the label "
+        "'cnt' almost exactly (R^2 = 1.0000 over the first 600 rows): derived from it? "
+        "Leave them out with --ignore casual,registered\n"
+    )
+    options += ["--ignore", "casual,registered"]
+    clean = run_here("train", "bike.parquet", *options, "--model", "m", cwd=tmp_path)
+    assert clean.returncode == 0 and clean.stderr == ""
 
 
 def test_a_new_regression_model_whose_intercept_cannot_reach_the_label_is_warned_about(tmp_path):

@@ -550,14 +550,17 @@ def csv_columns_of(args, header_line=True):
 
 
 def first_chunk_checks(spec, report):
-    """``check(numbers_of, y)`` for the first chunk of a CSV training file:
-    a warning when columns of numbers reproduce the label, and one when
-    numeric columns hold values too large for FTRL's steps."""
+    """``check(numbers_of, y)`` for the first chunk of a CSV or Parquet
+    training file: a warning when columns of numbers reproduce the label, and
+    one when numeric columns hold values too large for FTRL's steps."""
     label_column = spec.label_column
-    numeric = [name for name, kind in spec.kinds.items() if kind == "numeric"]
+    if spec.format == "csv":
+        numeric = {name for name, kind in spec.kinds.items() if kind == "numeric"}
+    else:  # Parquet: its columns of numbers not read as categories
+        numeric = set(spec.features) - set(spec.categorical)
 
     def check(numbers_of, y):
-        large = large_values({name: numbers_of[name] for name in numeric})
+        large = large_values({name: v for name, v in numbers_of.items() if name in numeric})
         if large:
             rows = len(next(iter(numbers_of.values())))
             report.warn(large_values_message(large, rows))

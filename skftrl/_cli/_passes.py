@@ -46,7 +46,9 @@ def pass_chunks(args, training, report, resources):
             on_first_chunk=first_chunk_checks(spec, report),
         )
     elif spec.format == "parquet":
-        first = spec.chunks(path, chunk_size, names=training.names)
+        first = spec.chunks(
+            path, chunk_size, names=training.names, on_first_chunk=first_chunk_checks(spec, report)
+        )
     elif args.early is not None and not args.early.taken:  # parsed from the start
         first = in_model_columns(args.early.chunks())
     else:
@@ -158,15 +160,15 @@ def mean_reported(loss_sum, floor_sum, weight_sum, floor):
 def first_chunk_warnings(estimator, chunk, spec):
     """What the first chunk of a run warns about: a new regression model
     whose intercept cannot reach the labels' mean, and large values of
-    features (a CSV file's columns are named by the reader's check instead,
-    see ``first_chunk_checks``)."""
+    features (a CSV or Parquet file's columns are named by the reader's
+    check instead, see ``first_chunk_checks``)."""
     if not getattr(estimator, "n_samples_seen_", 0):  # a new model
         label = getattr(spec, "label_column", None)
         label = "the label" if label is None else f"the label {label!r}"
         warning = slow_intercept_warning(estimator, chunk.y, label)
         if warning is not None:
             yield warning
-    if spec.format != "csv":
+    if spec.format not in ("csv", "parquet"):
         warning = large_features_message(spec, chunk.X)
         if warning is not None:
             yield warning

@@ -195,11 +195,23 @@ def check_columns(parquet, name, columns):
         )
 
 
-def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
+def numbers_of_features(table, features):
+    """``{field: float64 values}`` (NaN: missing) of the feature columns of a
+    batch that hold numbers, whatever they are read as."""
+    return {
+        field: arrow_column(table.column(field), by_value=False).numbers
+        for field in features
+        if holds_numbers(table.schema.field(field).type)
+    }
+
+
+def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_first_chunk=None):
     """Chunks of the row groups of an open Parquet file named ``name`` (each
     at most ``batch_size`` rows) of the :class:`Columns` ``columns``, hashed
     by ``hasher``; ``names`` (a :class:`~._hashing.FeatureNames`) records
-    the names of the hashed features."""
+    the names of the hashed features. ``on_first_chunk(numbers_of, y)``
+    sees the first batch's feature columns of numbers
+    (:func:`numbers_of_features`) and labels, before its chunk is given."""
     used = columns.used()
     check_columns(parquet, name, used)
     categorical = set(hasher.categorical or ())
@@ -221,13 +233,17 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None):
             table = pa.Table.from_batches([batch])
             where = row_name(first_row, group)
             features = batch_features(table, columns.features, categorical, dictionaries)
-            yield batch_chunk(name, where, table, hasher, columns, lines, features)
+            chunk = batch_chunk(name, where, table, hasher, columns, lines, features)
+            if on_first_chunk is not None:
+                on_first_chunk(numbers_of_features(table, columns.features), chunk.y)
+                on_first_chunk = None
+            yield chunk
             if names is not None:
                 record_names(names, naming, features)
             first_row += batch.num_rows
 
 
-def read_parquet(parquet, name, hasher, columns, chunk_size, names=None):
+def read_parquet(parquet, name, hasher, columns, chunk_size, names=None, on_first_chunk=None):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
     a thread while the chunks before are learned."""
@@ -235,5 +251,5 @@ def read_parquet(parquet, name, hasher, columns, chunk_size, names=None):
     # reader's starts: two threads importing it at once (the reader's and a
     # learner's) can deadlock on its circular imports.
     compiled_hashing()
-    pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names)
+    pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names, on_first_chunk)
     return rechunk(read_ahead(pieces), chunk_size)

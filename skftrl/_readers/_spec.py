@@ -140,11 +140,14 @@ class ParquetSpec:
             text += f", weights from {self.weight_column!r}"
         return text
 
-    def chunks(self, path, chunk_size, labels=True, tag_column=None, names=None):
+    def chunks(
+        self, path, chunk_size, labels=True, tag_column=None, names=None, on_first_chunk=None
+    ):
         """The chunks of a Parquet file, hashed as this spec says; with
         ``tag_column``, that column's values are the chunks' ``tags``;
         ``names`` (a :class:`~._hashing.FeatureNames`) records the names of
-        the hashed features."""
+        the hashed features; ``on_first_chunk`` sees the first chunk's
+        columns of numbers and labels (see :func:`~._parquet.parquet_pieces`)."""
         from ..preprocessing import ColumnHasher
         from ._parquet import Columns, open_parquet, read_parquet  # pyarrow: only for Parquet
 
@@ -154,7 +157,13 @@ class ParquetSpec:
             columns = columns._replace(label=self.label_column, weight=self.weight_column)
         with contextlib.closing(open_parquet(path)) as parquet:
             yield from read_parquet(
-                parquet, source_name(path), hasher.fit(), columns, chunk_size, names
+                parquet,
+                source_name(path),
+                hasher.fit(),
+                columns,
+                chunk_size,
+                names,
+                on_first_chunk,
             )
 
 
