@@ -437,8 +437,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
     ) -> Estimator:
         """Fit the model with up to ``max_iter`` passes over the data.
 
-        Starts from a fresh state unless ``warm_start=True`` and the model is
-        already fitted.
+        Starts from a fresh state (at ``coef_init`` and ``intercept_init``
+        when given) unless ``warm_start=True`` and the model is already
+        fitted.
 
         Parameters
         ----------
