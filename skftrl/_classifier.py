@@ -27,6 +27,7 @@ from ._typing import (
     MatrixLike,
     RandomStateLike,
 )
+from ._validation import check_start_is_first
 
 
 def _n_outputs(classes):
@@ -507,6 +508,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         y: ArrayLike,
         classes: Optional[ArrayLike] = None,
         sample_weight: Optional[ArrayLike] = None,
+        *,
+        coef_init: Optional[ArrayLike] = None,
+        intercept_init: Optional[ArrayLike] = None,
     ) -> Estimator:
         """Learn from the rows of ``X`` in one pass, in order, from the current state.
 
@@ -521,18 +525,27 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             call; later calls may omit it or must pass the same classes.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights multiplying each row's gradient.
+        coef_init : array-like of shape (n_outputs, n_features), default=None
+            Weights to start from, as :meth:`fit` takes them, in the first
+            call (the one that makes the model's state); a later call
+            refuses them.
+        intercept_init : float or array-like of shape (n_outputs,), default=None
+            Intercepts to start from, as :meth:`fit` takes them, in the
+            first call.
 
         Returns
         -------
         self : object
             The updated estimator.
         """
-        X, targets, sample_weight = self._partial_fit_rows(X, y, classes, sample_weight)
+        X, targets, sample_weight = self._partial_fit_rows(
+            X, y, classes, sample_weight, coef_init, intercept_init
+        )
         self._learn(X, targets, sample_weight, np.arange(X.shape[0]))
         self.n_iter_ = 1
         return self
 
-    def _partial_fit_rows(self, X, y, classes, sample_weight):
+    def _partial_fit_rows(self, X, y, classes, sample_weight, coef_init=None, intercept_init=None):
         """partial_fit's checks of its arguments, and its first call's new
         state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
@@ -560,8 +573,9 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         X, targets, sample_weight, classes = self._prepare(
             X, y, sample_weight, self.classes_, reset=first_call
         )
+        check_start_is_first(first_call, coef_init, intercept_init)
         if first_call:
-            self._init_state(_n_outputs(classes), X.shape[1])
+            self._new_state(_n_outputs(classes), X.shape[1], coef_init, intercept_init)
         return X, targets, sample_weight
 
     def decision_function(self, X: MatrixLike) -> FloatArray:

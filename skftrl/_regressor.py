@@ -20,6 +20,7 @@ from ._typing import (
     RandomStateLike,
     RegressionLoss,
 )
+from ._validation import check_start_is_first
 
 
 class FTRLRegressor(RegressorMixin, BaseFTRL):
@@ -381,7 +382,13 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
     def partial_fit(
-        self: Estimator, X: MatrixLike, y: ArrayLike, sample_weight: Optional[ArrayLike] = None
+        self: Estimator,
+        X: MatrixLike,
+        y: ArrayLike,
+        sample_weight: Optional[ArrayLike] = None,
+        *,
+        coef_init: Optional[ArrayLike] = None,
+        intercept_init: Optional[ArrayLike] = None,
     ) -> Estimator:
         """Learn from the rows of ``X`` in one pass, in order, from the current state.
 
@@ -393,18 +400,27 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights multiplying each row's gradient.
+        coef_init : array-like of shape (n_outputs, n_features), default=None
+            Weights to start from, as :meth:`fit` takes them, in the first
+            call (the one that makes the model's state); a later call
+            refuses them.
+        intercept_init : float or array-like of shape (n_outputs,), default=None
+            Intercepts to start from, as :meth:`fit` takes them, in the
+            first call.
 
         Returns
         -------
         self : object
             The updated estimator.
         """
-        X, y, sample_weight = self._partial_fit_rows(X, y, None, sample_weight)
+        X, y, sample_weight = self._partial_fit_rows(
+            X, y, None, sample_weight, coef_init, intercept_init
+        )
         self._learn(X, y, sample_weight, np.arange(X.shape[0]))
         self.n_iter_ = 1
         return self
 
-    def _partial_fit_rows(self, X, y, classes, sample_weight):
+    def _partial_fit_rows(self, X, y, classes, sample_weight, coef_init=None, intercept_init=None):
         """partial_fit's checks of its arguments (``classes``: None, for a
         regressor), and its first call's new state: the rows as the passes take them."""
         # _fit_context skips validation in partial_fit once fitted, but
@@ -412,8 +428,9 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self._validate_params_if_changed()
         first_call = not self.__sklearn_is_fitted__()
         X, y, sample_weight = self._prepare(X, y, sample_weight, reset=first_call)
+        check_start_is_first(first_call, coef_init, intercept_init)
         if first_call:
-            self._init_state(1, X.shape[1])
+            self._new_state(1, X.shape[1], coef_init, intercept_init)
         return X, y, sample_weight
 
     def predict(self, X: MatrixLike) -> FloatArray:

@@ -202,3 +202,12 @@ def stored_starting_z(z, name, dtype):
             "at these hyper-parameters; scale them down"
         )
     return stored
+
+
+def check_start_is_first(first_call, coef_init, intercept_init):
+    """partial_fit takes weights to start from in the call that starts the model."""
+    if not first_call and (coef_init is not None or intercept_init is not None):
+        raise ValueError(
+            "coef_init and intercept_init are taken by the partial_fit that starts a "
+            "model; this one continues the model's state (fit or clone it to start anew)"
+        )

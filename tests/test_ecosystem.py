@@ -367,11 +367,15 @@ def test_routing_sample_weight_to_fit_and_score_through_a_grid_search(a9a):
     assert_different_state(search.best_estimator_, clone(best).fit(X, y))
 
 
+# The weights to start from, which fit and partial_fit take (as SGDClassifier's fit).
+START = {"coef_init": None, "intercept_init": None}
+
+
 @pytest.mark.parametrize(
     "Estimator, partial_fit_metadata",
     [
-        (FTRLClassifier, {"classes": None, "sample_weight": True}),
-        (FTRLRegressor, {"sample_weight": True}),
+        (FTRLClassifier, {"classes": None, "sample_weight": True, **START}),
+        (FTRLRegressor, {"sample_weight": True, **START}),
     ],
 )
 def test_estimators_can_request_metadata_for_partial_fit(Estimator, partial_fit_metadata):
@@ -380,12 +384,7 @@ def test_estimators_can_request_metadata_for_partial_fit(Estimator, partial_fit_
         model = Estimator().set_partial_fit_request(sample_weight=True)
         routing = model.get_metadata_routing()
     assert routing.partial_fit.requests == partial_fit_metadata
-    # As SGDClassifier's fit: the weights to start from are metadata too.
-    assert routing.fit.requests == {
-        "sample_weight": None,
-        "coef_init": None,
-        "intercept_init": None,
-    }
+    assert routing.fit.requests == {"sample_weight": None, **START}
 
 
 def test_routing_sample_weight_to_partial_fit_one_vs_rest(dna):

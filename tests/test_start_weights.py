@@ -164,3 +164,25 @@ def test_given_weights_start_a_new_state_even_with_warm_start():
     new = FTRLClassifier(**ONE_PASS).fit(X, y, coef_init=coef)
     assert np.array_equal(warm.z_, new.z_) and np.array_equal(warm.n_, new.n_)
     assert warm.n_samples_seen_ == new.n_samples_seen_ == 60
+
+
+@pytest.mark.parametrize("make", [FTRLClassifier, FTRLRegressor, FMClassifier, FMRegressor])
+def test_partial_fit_starts_from_given_weights_in_its_first_call_only(make):
+    # A stream from given weights learns as fit's one pass over it, in order.
+    rng = np.random.RandomState(4)
+    X, y = problem(rng), np.arange(60) % 2
+    coef, classes = (
+        rng.normal(size=12),
+        {"classes": [0, 1]} if "Classifier" in make.__name__ else {},
+    )
+    stream = make(random_state=0)
+    for part in [slice(0, 25), slice(25, 60)]:
+        start = dict(coef_init=coef, intercept_init=0.5) if part.start == 0 else {}
+        stream.partial_fit(X[part], y[part], **classes, **start)
+    whole = make(random_state=0, **ONE_PASS).fit(X, y, coef_init=coef, intercept_init=0.5)
+    for name in ("z_", "n_", "z_intercept_", "n_intercept_"):
+        assert np.array_equal(getattr(stream, name), getattr(whole, name)), name
+    before = snapshot(stream)
+    with pytest.raises(ValueError, match="taken by the partial_fit that starts a model"):
+        stream.partial_fit(X, y, coef_init=coef)
+    assert_same(before, snapshot(stream))
