@@ -401,9 +401,9 @@ class BaseFTRL(SavedState, BaseEstimator):
         """:meth:`_init_state`, with ``z`` set where ``coef_init`` and
         ``intercept_init`` are given so that the weights are theirs (docs:
         "Starting from given weights"). They are checked first."""
-        outputs = "1 for two classes, one per class for more" if is_classifier(self) else "1"
+        meaning = "1 for two classes, one per class for more" if is_classifier(self) else "1"
         coef, intercept = checked_initial_weights(
-            coef_init, intercept_init, (n_outputs, n_features), outputs, self.fit_intercept
+            coef_init, intercept_init, (n_outputs, n_features), meaning, self.fit_intercept
         )
         self._init_state(n_outputs, n_features)
         parameters = self._parameters()

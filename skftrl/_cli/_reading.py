@@ -68,7 +68,8 @@ class EarlyLibsvm:
 
     def close(self):
         # A run that ends before the scan's result is asked for (an error, an
-        # interruption) stops the scan too: it would read the file on, in the
+        # interruption) stops the scan too, after its current block (or the
+        # compile of a first run): it would read the file on, in the
         # background of a process that has moved on (main() may be called
         # again in one process).
         self.stop_scan.set()
