@@ -47,10 +47,15 @@ settings.load_profile("ci")
 @pytest.fixture(autouse=True)
 def no_thread_of_skftrl_left_running():
     """Each test ends with no thread of skftrl's running (the readers' read
-    ahead, the command line's scan of a LIBSVM file): what stops them waits
-    for them to end, and one left would read on beside the next tests, its
-    allocations counted in their measurements of memory."""
+    ahead, the command line's scan of a LIBSVM file): one left would read on
+    beside the next tests, its allocations counted in their measurements of
+    memory. A thread told to stop ends after its current item, which may be
+    numba's first compile of a function on a busy machine: it is waited for,
+    a while, and fails the test if it does not end."""
     yield
+    for thread in threading.enumerate():
+        if thread.name.startswith("skftrl-"):
+            thread.join(timeout=30)
     running = [
         thread.name for thread in threading.enumerate() if thread.name.startswith("skftrl-")
     ]

@@ -1015,7 +1015,7 @@ def test_a_train_run_that_fails_leaves_no_thread_reading_its_file(tmp_path, monk
         return scan_block(*args)
 
     monkeypatch.setattr(_libsvm_numba, "scan_block", slow_scan_block)
-    write(tmp_path / "a.svm", [f"{1 if i % 2 else -1} 1:1 {2 + i % 3}:1\n" for i in range(4000)])
+    write(tmp_path / "a.svm", [f"{1 if i % 2 else -1} 1:1 {2 + i % 3}:1\n" for i in range(8000)])
     threads = set(threading.enumerate())
     result = run_here(
         "train", "a.svm", "--model", "m", "--factors", 2, "--learning-rate", "1e-310", cwd=tmp_path
