@@ -687,3 +687,314 @@ def test_bad_adam_hyper_parameters_raise(name, value, message):
 def test_unsupported_parameter_dtype_raises(dtype):
     with pytest.raises(ValueError, match="FTRL optimizes float32 and float64"):
         FTRL([torch.zeros(2, dtype=dtype)])
+
+
+# ------------------------------------------- hyper-parameters changed between steps
+def reference_ftrl(gradients, lrs, beta, l1, l2):
+    """FTRL over Python floats, one coordinate at a time, from docs/algorithm.rst,
+    starting at 0, with the learning rate of each step; a step whose learning
+    rate is 0 changes nothing."""
+    results = []
+    for i in range(len(gradients[0])):
+        z, n, w = 0.0, 0.0, 0.0
+        for gradient, lr in zip(gradients, lrs):
+            g = gradient[i]
+            if lr == 0:
+                continue
+            sigma = (math.sqrt(n + g * g) - math.sqrt(n)) / lr
+            z += g - sigma * w
+            n += g * g
+            if g != 0:
+                shrunk = 0.0 if abs(z) <= l1 else z - math.copysign(l1, z)
+                w = -shrunk / ((beta + math.sqrt(n)) / lr + l2)
+        results.append((w, z, n))
+    return np.array(results)
+
+
+@pytest.mark.parametrize("scheduler", ["PolynomialLR", "LinearLR"])
+def test_a_step_with_lr_0_changes_nothing_and_later_steps_continue(scheduler):
+    rng = np.random.default_rng(12)
+    gradients = rng.normal(size=(12, 8)) * rng.choice([0.0, 0.5, 2.0], size=(12, 8))
+    param = torch.nn.Parameter(torch.zeros(8, dtype=torch.float64))
+    optimizer = FTRL([param], lr=0.3, beta=0.5, l1=0.2, l2=0.1)
+    if scheduler == "PolynomialLR":
+        schedule = torch.optim.lr_scheduler.PolynomialLR(optimizer, total_iters=4, power=2.0)
+    else:
+        schedule = torch.optim.lr_scheduler.LinearLR(
+            optimizer, start_factor=1.0, end_factor=0.0, total_iters=4
+        )
+    lrs = []
+    for step, gradient in enumerate(gradients):
+        if step == 8:  # a new schedule after the old one ended at 0
+            optimizer.param_groups[0]["lr"] = 0.25
+        lrs.append(optimizer.param_groups[0]["lr"])
+        param.grad = torch.from_numpy(gradient.copy())
+        before = param.detach().clone()
+        optimizer.step()
+        if lrs[-1] == 0:
+            assert torch.equal(param.detach(), before)
+        if step < 8:
+            schedule.step()
+    assert lrs[4:8] == [0.0] * 4 and lrs[8:] == [0.25] * 4
+    expected = reference_ftrl(gradients.tolist(), lrs, beta=0.5, l1=0.2, l2=0.1)
+    state = optimizer.state[param]
+    assert_allclose(param.detach().numpy(), expected[:, 0], rtol=1e-12, atol=1e-15)
+    assert_allclose(state["z"].numpy(), expected[:, 1], rtol=1e-12, atol=1e-15)
+    assert_allclose(state["n"].numpy(), expected[:, 2], rtol=1e-12, atol=1e-15)
+    assert torch.isfinite(state["z"]).all()
+
+
+def test_ftrl_adam_step_with_lr_0_changes_nothing():
+    settings = ADAM_SETTINGS[1]
+    rng = np.random.default_rng(13)
+    start = rng.normal(scale=0.5, size=10)
+    gradients = rng.normal(size=(9, 10))
+    zero_steps = {3, 4, 7}
+    kept = [gradient for step, gradient in enumerate(gradients) if step not in zero_steps]
+    expected = reference_ftrl_adam(start.tolist(), [g.tolist() for g in kept], **settings)
+    param = torch.nn.Parameter(torch.from_numpy(start.copy()))
+    optimizer = FTRLAdam(
+        [param],
+        lr=settings["lr"],
+        beta=settings["beta"],
+        l1=settings["l1"],
+        l2=settings["l2"],
+        lr_power=settings["lr_power"],
+        initial_accumulator_value=settings["iav"],
+        betas=settings["betas"],
+        eps=settings["eps"],
+    )
+    for step, gradient in enumerate(gradients):
+        optimizer.param_groups[0]["lr"] = 0.0 if step in zero_steps else settings["lr"]
+        param.grad = torch.from_numpy(gradient.copy())
+        optimizer.step()
+    state = optimizer.state[param]
+    assert state["step"] == len(kept)
+    assert_allclose(param.detach().numpy(), expected[:, 0], rtol=1e-12, atol=1e-15)
+    for column, key in enumerate(["z", "n", "exp_avg", "exp_avg_sq"], start=1):
+        assert_allclose(state[key].numpy(), expected[:, column], rtol=1e-12, atol=1e-15)
+
+
+def test_a_first_step_with_lr_0_makes_no_state():
+    param = torch.nn.Parameter(torch.tensor([0.5, -0.25], dtype=torch.float64))
+    optimizer = FTRL([param], lr=0.1)
+    optimizer.param_groups[0]["lr"] = 0.0
+    param.grad = torch.ones(2, dtype=torch.float64)
+    optimizer.step()
+    assert param not in optimizer.state
+    assert torch.equal(param.detach(), torch.tensor([0.5, -0.25], dtype=torch.float64))
+
+
+def snapshot(optimizer, params):
+    """Copies of the parameters and of every tensor and number in the state."""
+    values = [param.detach().clone() for param in params]
+    state = {
+        index: {
+            key: value.clone() if isinstance(value, torch.Tensor) else value
+            for key, value in optimizer.state[param].items()
+        }
+        for index, param in enumerate(params)
+        if param in optimizer.state
+    }
+    return values, state
+
+
+def assert_unchanged(optimizer, params, before):
+    values, state = snapshot(optimizer, params)
+    assert all(torch.equal(a, b) for a, b in zip(values, before[0]))
+    assert state.keys() == before[1].keys()
+    for index, entries in before[1].items():
+        assert state[index].keys() == entries.keys()
+        for key, value in entries.items():
+            if isinstance(value, torch.Tensor):
+                assert torch.equal(state[index][key], value), (index, key)
+            else:
+                assert state[index][key] == value
+
+
+BAD_STEP_SETTINGS = [
+    ("lr", -0.1),
+    ("lr", float("inf")),
+    ("lr", float("nan")),
+    ("beta", -1.0),
+    ("l1", -0.5),
+    ("l2", -1e-9),
+    ("lr_power", 0.5),
+    ("initial_accumulator_value", -0.1),
+    ("maximize", "yes"),
+]
+
+
+@pytest.mark.parametrize("optimizer_class", [FTRL, FTRLAdam])
+@pytest.mark.parametrize(("name", "value"), BAD_STEP_SETTINGS)
+def test_bad_hyper_parameters_set_between_steps_raise_before_any_change(
+    optimizer_class, name, value
+):
+    first = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    second = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    fresh = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    params = [first, second, fresh]
+    optimizer = optimizer_class([{"params": [first]}, {"params": [second, fresh]}])
+    first.grad = torch.ones(3, dtype=torch.float64)
+    second.grad = torch.ones(2, dtype=torch.float64)
+    optimizer.step()
+    fresh.grad = torch.ones(2, dtype=torch.float64)
+    optimizer.param_groups[1][name] = value
+    before = snapshot(optimizer, params)
+    message = f"{optimizer_class.__name__}: {name} of parameter group 1 must be"
+    with pytest.raises(ValueError, match=message):
+        optimizer.step()
+    assert_unchanged(optimizer, params, before)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("betas", (1.0, 0.9), r"betas\[0\] of parameter group 0 must be"),
+        ("betas", (0.9,), "betas of parameter group 0 must be a pair"),
+        ("eps", 0.0, "eps of parameter group 0 must be a finite number > 0"),
+    ],
+)
+def test_bad_adam_hyper_parameters_set_between_steps_raise(name, value, message):
+    param = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    optimizer = FTRLAdam([param])
+    param.grad = torch.ones(2, dtype=torch.float64)
+    optimizer.step()
+    optimizer.param_groups[0][name] = value
+    before = snapshot(optimizer, [param])
+    with pytest.raises(ValueError, match=message):
+        optimizer.step()
+    assert_unchanged(optimizer, [param], before)
+
+
+# ------------------------------------------------------ atomic steps and loads
+@pytest.mark.parametrize("optimizer_class", [FTRL, FTRLAdam])
+def test_a_bad_gradient_makes_no_state_for_the_parameters_before_it(optimizer_class):
+    first = torch.nn.Parameter(torch.tensor([0.5, 0.0], dtype=torch.float64))
+    second = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    optimizer = optimizer_class([first, second])
+    first.grad = torch.ones(2, dtype=torch.float64)
+    second.grad = torch.tensor([1.0, float("nan")], dtype=torch.float64)
+    with pytest.raises(ValueError, match="parameter 1 of parameter group 0 has NaN"):
+        optimizer.step()
+    assert len(optimizer.state) == 0
+    assert optimizer.state_dict()["state"] == {}
+
+
+def test_initial_value_too_large_makes_no_state_for_the_parameters_before_it():
+    first = torch.nn.Parameter(torch.tensor([0.5, 0.0], dtype=torch.float64))
+    param = torch.nn.Parameter(torch.tensor([1e300, 0.0], dtype=torch.float64))
+    optimizer = FTRL([first, param], lr=1e-10)
+    first.grad = torch.ones(2, dtype=torch.float64)
+    param.grad = torch.ones(2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="parameter 1 of parameter group 0.*too large"):
+        optimizer.step()
+    assert len(optimizer.state) == 0
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_initial_value_is_named_as_such(bad):
+    first = torch.nn.Parameter(torch.tensor([0.5, 0.0], dtype=torch.float64))
+    param = torch.nn.Parameter(torch.tensor([1.0, bad], dtype=torch.float64))
+    optimizer = FTRL([first, param])
+    first.grad = torch.ones(2, dtype=torch.float64)
+    param.grad = torch.ones(2, dtype=torch.float64)
+    with pytest.raises(ValueError, match="parameter 1 of parameter group 0 has NaN or infinite"):
+        optimizer.step()
+    assert len(optimizer.state) == 0
+    assert torch.equal(first.detach(), torch.tensor([0.5, 0.0], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("optimizer_class", [FTRL, FTRLAdam])
+def test_loading_a_state_of_another_shape_raises_before_any_change(optimizer_class):
+    def stepped(shapes):
+        params = [torch.nn.Parameter(torch.zeros(shape, dtype=torch.float64)) for shape in shapes]
+        optimizer = optimizer_class(params)
+        for param in params:
+            param.grad = torch.full_like(param, 0.5)
+        optimizer.step()
+        return params, optimizer
+
+    _, saved = stepped([(3,), (2, 2)])
+    params, optimizer = stepped([(3,), (2, 3)])
+    before = snapshot(optimizer, params)
+    groups = [dict(group) for group in optimizer.param_groups]
+    with pytest.raises(
+        ValueError, match=r"parameter 1 of parameter group 0 has the shape \(2, 3\).*\(2, 2\)"
+    ):
+        optimizer.load_state_dict(saved.state_dict())
+    assert_unchanged(optimizer, params, before)
+    assert optimizer.param_groups == groups
+    # The next step then works.
+    for param in params:
+        param.grad = torch.ones_like(param)
+    optimizer.step()
+
+
+def test_a_state_of_another_shape_raises_at_the_step_before_any_change():
+    first = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    second = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+    optimizer = FTRL([first, second])
+    first.grad, second.grad = (
+        torch.ones(3, dtype=torch.float64),
+        torch.ones(2, dtype=torch.float64),
+    )
+    optimizer.step()
+    second.data = torch.zeros(4, dtype=torch.float64)  # replaced by a tensor of another shape
+    first.grad, second.grad = (
+        torch.ones(3, dtype=torch.float64),
+        torch.ones(4, dtype=torch.float64),
+    )
+    before = snapshot(optimizer, [first, second])
+    with pytest.raises(ValueError, match=r"parameter 1 of parameter group 0.*shape"):
+        optimizer.step()
+    assert_unchanged(optimizer, [first, second], before)
+
+
+@pytest.mark.parametrize("optimizer_class", [FTRL, FTRLAdam])
+def test_a_model_converted_to_float16_after_building_the_optimizer_raises(optimizer_class):
+    model = torch.nn.Linear(3, 1)
+    optimizer = optimizer_class(model.parameters())
+    model.half()
+    model(torch.ones(2, 3, dtype=torch.float16)).sum().backward()
+    before = snapshot(optimizer, list(model.parameters()))
+    with pytest.raises(ValueError, match="parameter 0 of parameter group 0 is float16"):
+        optimizer.step()
+    assert_unchanged(optimizer, list(model.parameters()), before)
+
+
+@pytest.mark.parametrize("optimizer_class", [FTRL, FTRLAdam])
+def test_a_model_converted_to_float64_after_a_step_says_how_to_continue(optimizer_class):
+    model = torch.nn.Linear(3, 1)
+    optimizer = optimizer_class(model.parameters())
+    model(torch.ones(2, 3)).sum().backward()
+    optimizer.step()
+    state32 = snapshot(optimizer, [model.weight])[1][0]
+    model.double()
+    model.zero_grad()
+    model(torch.ones(2, 3, dtype=torch.float64)).sum().backward()
+    before = snapshot(optimizer, list(model.parameters()))
+    with pytest.raises(ValueError, match=r"float64.*its state is float32.*load_state_dict"):
+        optimizer.step()
+    assert_unchanged(optimizer, list(model.parameters()), before)
+    # What the message advises: the state, loaded again, takes the parameters'
+    # dtype (exactly: float64 holds every float32), and the steps continue.
+    optimizer.load_state_dict(optimizer.state_dict())
+    for key, value in state32.items():
+        loaded = optimizer.state[model.weight][key]
+        if isinstance(value, torch.Tensor):
+            assert loaded.dtype == torch.float64 and torch.equal(loaded, value.double())
+    optimizer.step()
+    assert optimizer.state[model.weight]["z"].dtype == torch.float64
+
+
+def test_loading_a_state_of_the_other_optimizer_raises_before_any_change():
+    saved_param = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    saved = FTRL([saved_param])
+    saved_param.grad = torch.ones(3, dtype=torch.float64)
+    saved.step()
+    param = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    optimizer = FTRLAdam([param], lr=0.3)
+    with pytest.raises(ValueError, match="parameter 0 of parameter group 0.*'exp_avg'"):
+        optimizer.load_state_dict(saved.state_dict())
+    assert len(optimizer.state) == 0 and optimizer.param_groups[0]["lr"] == 0.3

@@ -180,7 +180,7 @@ def initial_z(weight: torch.Tensor, n: torch.Tensor, settings: Settings) -> torc
     z = shrunk + torch.sign(shrunk) * settings.l1
     if not bool(torch.isfinite(z).all()):
         raise ValueError(
-            "An initial parameter value is too large for FTRL's state with these "
+            "an initial value is too large for FTRL's state with these "
             f"hyper-parameters (lr={settings.lr!r}, beta={settings.beta!r}, l2={settings.l2!r},"
             f" l1={settings.l1!r}): its accumulated gradient z would be infinite. The largest "
             f"|value| is {float(weight.abs().max())!r}."

@@ -43,13 +43,35 @@ _FTRL_CHECKS = (
 )
 
 
+# At a step, a group's lr may also be 0, the last value of a learning-rate
+# scheduler such as PolynomialLR: the group is then not stepped.
+_STEP_LR_CHECK = (
+    "lr",
+    lambda v: 0 <= v < math.inf,
+    "a finite number >= 0, in [0, inf) (a step with lr = 0 changes nothing)",
+)
+
+_UNCHANGED = "No parameter or state was changed."
+
+
 def _is_real(value: Any) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool)
+    # float first: every step checks each group's values, most often floats.
+    return type(value) is float or (isinstance(value, Real) and not isinstance(value, bool))
 
 
-def _check_number(owner: str, name: str, value: Any, test, expected: str) -> None:
+def _check_number(owner: str, name: str, value: Any, test, expected: str, where: str = "") -> None:
+    """Raise ``ValueError`` unless ``value`` is a real number passing ``test``.
+
+    ``where`` places a value read at a step (`` of parameter group 1``); the
+    message then also says that nothing changed.
+    """
     if not _is_real(value) or math.isnan(value) or not test(value):
-        raise ValueError(f"{owner}: {name} must be {expected}; got {value!r}.")
+        unchanged = f" {_UNCHANGED}" if where else ""
+        raise ValueError(f"{owner}: {name}{where} must be {expected}; got {value!r}.{unchanged}")
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
 
 
 class _FTRLBase(torch.optim.Optimizer):
@@ -57,6 +79,8 @@ class _FTRLBase(torch.optim.Optimizer):
     the parameters, and the initial state."""
 
     _accepts_sparse_gradients = True
+    # The tensors of a parameter's state, each of the parameter's shape.
+    _state_tensors: tuple[str, ...] = ("z", "n")
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group, its hyper-parameters checked.
@@ -91,19 +115,31 @@ class _FTRLBase(torch.optim.Optimizer):
         super().add_param_group({**param_group, "params": params})
 
     @staticmethod
-    def _check_settings(owner: str, settings: dict[str, Any]) -> None:
+    def _check_settings(owner: str, settings: dict[str, Any], where: str = "") -> None:
+        """Check a group's hyper-parameters: when it is added (``where``
+        empty), or at a step (``where``: `` of parameter group i``), where a
+        scheduler may have changed them and ``lr`` may be 0."""
         for name, test, expected in _FTRL_CHECKS:
-            _check_number(owner, name, settings[name], test, expected)
-        if not isinstance(settings["maximize"], bool):
-            maximize = settings["maximize"]
-            raise ValueError(f"{owner}: maximize must be True or False; got {maximize!r}.")
+            if where and name == "lr":
+                name, test, expected = _STEP_LR_CHECK
+            _check_number(owner, name, settings.get(name), test, expected, where)
+        maximize = settings.get("maximize")
+        if not isinstance(maximize, bool):
+            unchanged = f" {_UNCHANGED}" if where else ""
+            raise ValueError(
+                f"{owner}: maximize{where} must be True or False; got {maximize!r}.{unchanged}"
+            )
 
     @torch.no_grad()
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Make one optimization step from the parameters' gradients.
 
-        Parameters whose ``grad`` is None are skipped. Every gradient is
-        checked, and every new state made, before any parameter changes.
+        Parameters whose ``grad`` is None are skipped, and so is every
+        parameter of a group whose ``lr`` is 0 (the last value of a
+        learning-rate scheduler such as ``PolynomialLR``): its value and its
+        state do not change, and a later step with ``lr > 0`` continues from
+        them. Every hyper-parameter, gradient and state is checked, and every
+        new state made, before any parameter or state changes.
 
         Parameters
         ----------
@@ -119,32 +155,110 @@ class _FTRLBase(torch.optim.Optimizer):
         Raises
         ------
         ValueError
-            If a gradient has a NaN or an infinite value: the state and the
-            parameters are then left unchanged.
+            If a hyper-parameter of a group is outside its range, a gradient
+            has a NaN or an infinite value, a parameter is no longer float32
+            or float64 or no longer fits its state (its shape, dtype or
+            device changed after its first step), or a new state cannot
+            start from a parameter's value: the state and the parameters are
+            then left unchanged.
         """
         loss = None
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        updates = []
-        for group_index, group in enumerate(self.param_groups):
-            settings = Settings.of_group(group)
-            for param_index, param in enumerate(group["params"]):
-                if param.grad is None:
-                    continue
-                where = f"parameter {param_index} of parameter group {group_index}"
-                rows, gradient = self._gradient(param, group["maximize"], where)
-                # A new state (which can fail) before any parameter changes.
-                if not self.state[param]:
-                    self._init_state(self.state[param], param, settings)
-                updates.append((param, rows, gradient, settings, group))
-        for param, rows, gradient, settings, group in updates:
+        for param, rows, gradient, settings, group, new_state in self._checked_steps():
             state = self.state[param]
+            state.update(new_state)
             if rows is None:
                 self._update_dense(param, state, gradient, settings, group)
             else:
                 self._update_rows(param, state, rows, gradient, settings)
         return loss
+
+    def _checked_steps(self) -> list[tuple]:
+        """The steps to make, ``(param, rows, gradient, settings, group,
+        new_state)``, with ``new_state`` the state to create (empty where the
+        parameter has one); raises ``ValueError`` before anything changes."""
+        owner = type(self).__name__
+        steps = []
+        for group_index, group in enumerate(self.param_groups):
+            self._check_settings(owner, group, f" of parameter group {group_index}")
+            settings = Settings.of_group(group)
+            for param_index, param in enumerate(group["params"]):
+                if param.grad is None:
+                    continue
+                where = f"parameter {param_index} of parameter group {group_index}"
+                if param.dtype not in SUPPORTED_DTYPES or param.layout != torch.strided:
+                    raise ValueError(
+                        f"{owner}: {where} is {_dtype_name(param.dtype)} (layout "
+                        f"{param.layout}): it was converted after the optimizer was built "
+                        f"(model.half(), for example). {owner} optimizes float32 and float64 "
+                        f"dense tensors only. {_UNCHANGED}"
+                    )
+                rows, gradient = self._gradient(param, group["maximize"], where)
+                # .get: indexing the state (a defaultdict) would add an entry.
+                state = self.state.get(param)
+                if state:
+                    self._check_state(state, param, f"{owner}: {where}")
+                if settings.lr == 0:
+                    continue
+                new_state = {} if state else self._new_state(param, settings, where)
+                steps.append((param, rows, gradient, settings, group, new_state))
+        return steps
+
+    def _check_state(self, state: dict, param: torch.Tensor, subject: str) -> None:
+        """Raise ``ValueError`` unless ``state`` is a state of ``param``: its
+        tensors of the parameter's shape, dtype and device."""
+        for key in self._state_tensors:
+            value = state.get(key)
+            if not isinstance(value, torch.Tensor):
+                raise ValueError(
+                    f"{subject} has a state without the tensor {key!r} (got {value!r}); "
+                    f"it is not a state of {type(self).__name__}. {_UNCHANGED}"
+                )
+            if value.shape != param.shape:
+                raise ValueError(
+                    f"{subject} has the shape {tuple(param.shape)} but its state's {key!r} "
+                    f"has the shape {tuple(value.shape)}: a state of another parameter. "
+                    f"{_UNCHANGED}"
+                )
+            if value.dtype != param.dtype or value.device != param.device:
+                raise ValueError(
+                    f"{subject} is {_dtype_name(param.dtype)} on {param.device} but its state "
+                    f"is {_dtype_name(value.dtype)} on {value.device}: the model was converted "
+                    "or moved after the optimizer's first step. To continue, load the "
+                    "optimizer's state again, which converts it to the parameters' dtype and "
+                    f"device: optimizer.load_state_dict(optimizer.state_dict()). {_UNCHANGED}"
+                )
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state saved by :meth:`state_dict`, checked to fit the parameters.
+
+        As ``torch.optim.Optimizer.load_state_dict``: the state's tensors
+        take each parameter's dtype and device, and the saved parameter
+        groups' hyper-parameters replace the current ones.
+
+        Raises
+        ------
+        ValueError
+            If a loaded state does not fit its parameter (a state of a
+            parameter of another shape, or not of this optimizer): the
+            optimizer is then left as it was.
+        """
+        previous = self.state, self.param_groups
+        super().load_state_dict(state_dict)
+        try:
+            for group_index, group in enumerate(self.param_groups):
+                for param_index, param in enumerate(group["params"]):
+                    state = self.state.get(param)
+                    if state:
+                        where = f"parameter {param_index} of parameter group {group_index}"
+                        self._check_state(
+                            state, param, f"{type(self).__name__}: loading a state, {where}"
+                        )
+        except ValueError:
+            self.state, self.param_groups = previous
+            raise
 
     def _gradient(self, param: torch.Tensor, maximize: bool, where: str):
         """``(rows, gradient)``: the gradient's touched rows (None for a dense
@@ -179,14 +293,24 @@ class _FTRLBase(torch.optim.Optimizer):
             )
         return rows, clip_gradient(values)
 
-    def _init_state(self, state: dict, param: torch.Tensor, settings: Settings) -> None:
+    def _new_state(self, param: torch.Tensor, settings: Settings, where: str) -> dict:
         """``n = initial_accumulator_value`` and the ``z`` whose closed form is
         nearest the parameter's current value (see :func:`._formulas.initial_z`)."""
+        owner = type(self).__name__
+        weight = param.detach()
+        if not bool(torch.isfinite(weight).all()):
+            raise ValueError(
+                f"{owner}: {where} has NaN or infinite values, from which no state can "
+                f"start. {_UNCHANGED}"
+            )
         n = torch.full_like(
             param, settings.initial_accumulator_value, memory_format=torch.preserve_format
         )
-        state["z"] = initial_z(param.detach(), n, settings)
-        state["n"] = n
+        try:
+            z = initial_z(weight, n, settings)
+        except ValueError as error:
+            raise ValueError(f"{owner}: {where}: {error} {_UNCHANGED}") from None
+        return {"z": z, "n": n}
 
     def _update_dense(self, param, state, gradient, settings, group) -> None:
         raise NotImplementedError
@@ -230,7 +354,8 @@ class FTRL(_FTRLBase):
     lr : float, default=0.1
         The paper's ``alpha``: the scale of the per-coordinate learning rate
         ``lr / (beta + n ** -lr_power)``. skftrl's ``learning_rate``.
-        Range (0, inf).
+        Range (0, inf). A learning-rate scheduler may later take a group's
+        ``lr`` to 0: a step then leaves that group as it is.
     beta : float, default=1.0
         Smooths the learning rate of rarely seen coordinates. Range [0, inf).
     l1 : float, default=0.0
@@ -263,8 +388,9 @@ class FTRL(_FTRLBase):
     -----
     Gradients are clipped per coordinate to 1e100 (float64) or 1e15
     (float32), so that their squares stay finite; a gradient with a NaN or an
-    infinite value raises ``ValueError`` before anything changes. The state
-    is in the parameter's dtype and device; ``state_dict()`` and
+    infinite value raises ``ValueError`` before anything changes, as does a
+    hyper-parameter set out of its range in ``param_groups``. The state is in
+    the parameter's dtype and device; ``state_dict()`` and
     ``load_state_dict()`` save and restore it, and a resumed run continues
     exactly as an uninterrupted one. The state holds ``z`` and ``n`` for
     every coordinate: twice the parameter's memory.
@@ -366,7 +492,8 @@ class FTRLAdam(_FTRLBase):
         (dicts with ``"params"`` and hyper-parameters overriding the defaults).
     lr : float, default=0.1
         The scale of the per-coordinate learning rate
-        ``lr / (beta + n ** -lr_power)``. Range (0, inf).
+        ``lr / (beta + n ** -lr_power)``. Range (0, inf); a scheduler may
+        later take it to 0, as for :class:`FTRL`.
     beta : float, default=1.0
         Smooths the learning rate of the first steps. Range [0, inf).
     l1 : float, default=0.0
@@ -420,6 +547,7 @@ class FTRLAdam(_FTRLBase):
     """
 
     _accepts_sparse_gradients = False
+    _state_tensors = ("z", "n", "exp_avg", "exp_avg_sq")
 
     def __init__(
         self,
@@ -449,24 +577,44 @@ class FTRLAdam(_FTRLBase):
         super().__init__(params, defaults)
 
     @staticmethod
-    def _check_settings(owner: str, settings: dict[str, Any]) -> None:
-        _FTRLBase._check_settings(owner, settings)
-        betas = settings["betas"]
+    def _check_settings(owner: str, settings: dict[str, Any], where: str = "") -> None:
+        _FTRLBase._check_settings(owner, settings, where)
+        betas = settings.get("betas")
         if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
-            raise ValueError(f"{owner}: betas must be a pair of numbers in [0, 1); got {betas!r}.")
+            unchanged = f" {_UNCHANGED}" if where else ""
+            raise ValueError(
+                f"{owner}: betas{where} must be a pair of numbers in [0, 1); got "
+                f"{betas!r}.{unchanged}"
+            )
         for index, value in enumerate(betas):
             _check_number(
-                owner, f"betas[{index}]", value, lambda v: 0 <= v < 1, "a number in [0, 1)"
+                owner, f"betas[{index}]", value, lambda v: 0 <= v < 1, "a number in [0, 1)", where
             )
         _check_number(
-            owner, "eps", settings["eps"], lambda v: 0 < v < math.inf, "a finite number > 0"
+            owner,
+            "eps",
+            settings.get("eps"),
+            lambda v: 0 < v < math.inf,
+            "a finite number > 0",
+            where,
         )
 
-    def _init_state(self, state: dict, param: torch.Tensor, settings: Settings) -> None:
-        super()._init_state(state, param, settings)
-        state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-        state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
-        state["step"] = 0
+    def _check_state(self, state: dict, param: torch.Tensor, subject: str) -> None:
+        super()._check_state(state, param, subject)
+        step = state.get("step")
+        if not (isinstance(step, int) and not isinstance(step, bool) and step >= 0):
+            raise ValueError(
+                f"{subject} has a state whose 'step' is not a whole number >= 0 (got "
+                f"{step!r}). {_UNCHANGED}"
+            )
+
+    def _new_state(self, param: torch.Tensor, settings: Settings, where: str) -> dict:
+        return {
+            **super()._new_state(param, settings, where),
+            "exp_avg": torch.zeros_like(param, memory_format=torch.preserve_format),
+            "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format),
+            "step": 0,
+        }
 
     def _update_dense(self, param, state, gradient, settings, group) -> None:
         beta1, beta2 = (float(b) for b in group["betas"])
