@@ -1,20 +1,30 @@
-"""Loaders for the small real datasets shipped with skftrl.
+"""The small real datasets shipped with skftrl, and a generator of synthetic click tables.
 
 See ``skftrl/_data/README.md`` for their origin and licences (CC BY 4.0).
 """
 
+import csv
+import gzip
+import os
 from importlib.resources import as_file, files
-from typing import Any, Union
+from numbers import Integral
+from typing import Any, Optional, Union
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils import Bunch
 
-from ._sklearn_compat import check_pandas_support
+from ._sklearn_compat import Interval, StrOptions, check_pandas_support, validate_params
 from ._typing import FloatArray
 
-__all__ = ["load_a9a", "load_bike_sharing", "load_dna"]
+__all__ = [
+    "load_a9a",
+    "load_bike_sharing",
+    "load_dna",
+    "make_click_table",
+    "write_click_table",
+]
 
 # Columns of bike_sharing_hour.csv.gz used as features, in the file's order.
 # "instant" (a row number) and "dteday" (the date, already in yr/mnth/weekday)
@@ -213,3 +223,279 @@ and background knowledge", Progress in Artificial Intelligence (2013),
 pp. 1-15, doi:10.1007/s13748-013-0040-3. Use of the dataset in publications
 must cite this paper.
 """
+
+
+# The synthetic click table has the columns of Avazu's public click log
+# (without its "id", a row number). Each column's values are drawn with
+# Zipf-like frequencies (the value of rank r comes about 1 / (r + 1) as often
+# as the first), the heavy head and long tail of real ids and codes.
+# Each entry: name, kind ("hour", "int" codes or "hex" ids of 8 hex digits),
+# the number of values it can take, and the scale of the values' effects on
+# the log-odds of a click.
+_CLICK_COLUMNS = [
+    ("hour", "hour", 240, 0.14),
+    ("C1", "int", 7, 0.21),
+    ("banner_pos", "int", 7, 0.21),
+    ("site_id", "hex", 4_000, 0.56),
+    ("site_domain", "hex", 6_000, 0.21),
+    ("site_category", "hex", 26, 0.35),
+    ("app_id", "hex", 8_000, 0.56),
+    ("app_domain", "hex", 500, 0.21),
+    ("app_category", "hex", 36, 0.35),
+    ("device_id", "hex", 3_000_000, 0.21),
+    ("device_ip", "hex", 10_000_000, 0.21),
+    ("device_model", "hex", 8_000, 0.28),
+    ("device_type", "int", 5, 0.21),
+    ("device_conn_type", "int", 4, 0.21),
+    ("C14", "int", 2_600, 0.42),
+    ("C15", "int", 8, 0.21),
+    ("C16", "int", 9, 0.21),
+    ("C17", "int", 430, 0.35),
+    ("C18", "int", 4, 0.21),
+    ("C19", "int", 70, 0.21),
+    ("C20", "int", 170, 0.21),
+    ("C21", "int", 60, 0.28),
+]
+CLICK_COLUMNS = ["click"] + [name for name, *_ in _CLICK_COLUMNS]
+CLICK_CROSS = ("banner_pos", "app_category")
+# Rows are made in blocks of this many, each from a random stream of its own,
+# so that the first rows of a table do not depend on its size.
+_CLICK_BLOCK = 65_536
+# Shifts the log-odds so that about 17% of the rows are clicks, as in Avazu's.
+_CLICK_BASE = -2.05
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def _mix(values, salt):
+    """A 32-bit hash of non-negative integers: distinct inputs, scattered outputs."""
+    x = (values.astype(np.uint64) + np.uint64(salt)) & np.uint64(0xFFFFFFFF)
+    for _ in range(2):  # the 32-bit finalizer of MurmurHash3, a bijection
+        x ^= x >> np.uint64(16)
+        x = (x * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
+        x ^= x >> np.uint64(13)
+        x = (x * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
+        x ^= x >> np.uint64(16)
+    return x
+
+
+def _click_values(kind, ranks, salt):
+    """The values of ranks ``ranks`` of a column: distinct ranks, distinct values."""
+    if kind == "hour":
+        # Ten days from 2014-10-21, each hour's code YYMMDDHH, as Avazu's.
+        return 14102100 + (ranks // 24) * 100 + ranks % 24
+    if kind == "int":
+        # Ranks below 10 are small codes (0 to 9); the others, distinct codes
+        # from 10 to 131,081 (an odd multiplier is a bijection modulo 2**17).
+        scattered = (ranks * 40503 + salt) % 2**17
+        return np.where(ranks < 10, ranks, 10 + scattered).astype(np.int64)
+    codes = _mix(ranks, salt)
+    shifts = np.arange(28, -1, -4, dtype=np.uint64)
+    digits = _HEX_DIGITS[((codes[:, None] >> shifts) & np.uint64(15)).astype(np.intp)]
+    return digits.view("S8").ravel().astype(str)
+
+
+def _click_rows(start, stop, n_samples, seeds):
+    """Rows ``start`` (a multiple of the block's size) to ``stop`` of a table."""
+    rng = np.random.default_rng(seeds.spawn(start // _CLICK_BLOCK + 1)[-1])
+    n_rows = stop - start
+    logit = np.full(n_rows, _CLICK_BASE)
+    columns, ranks_of = {}, {}
+    for number, (name, kind, size, scale) in enumerate(_CLICK_COLUMNS):
+        cardinality = size
+        if kind == "hour":  # in time order, the days one after the other
+            ranks = (np.arange(start, stop) * cardinality) // n_samples
+        else:
+            ranks = np.expm1(rng.random(n_rows) * np.log1p(cardinality)).astype(np.int64)
+        ranks = np.minimum(ranks, cardinality - 1)
+        ranks_of[name] = ranks
+        columns[name] = _click_values(kind, ranks, salt=number * 0x9E3779B9)
+        # A value's effect: uniform of standard deviation ``scale``, a
+        # function of the value alone, the same in every block.
+        uniform = _mix(ranks, salt=number * 0x7F4A7C15 + 1) / 2.0**32
+        logit += scale * np.sqrt(12.0) * (uniform - 0.5)
+    # The planted cross: each pair of values of these two columns moves the
+    # odds up or down, by an amount that neither column shows on its own.
+    first, second = CLICK_CROSS
+    pairs = _mix(ranks_of[first] * 4096 + ranks_of[second], salt=12345)
+    logit += np.where(pairs % np.uint64(2) == 0, 0.7, -0.7)
+    click = (rng.random(n_rows) < 1.0 / (1.0 + np.exp(-logit))).astype(np.int64)
+    return {"click": click, **columns}
+
+
+def _click_blocks(n_samples, random_state):
+    seeds = np.random.SeedSequence(random_state)
+    for start in range(0, n_samples, _CLICK_BLOCK):
+        yield _click_rows(start, min(start + _CLICK_BLOCK, n_samples), n_samples, seeds)
+
+
+@validate_params(
+    {
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "as_frame": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def make_click_table(
+    n_samples: int = 100_000, *, random_state: Optional[int] = None, as_frame: bool = True
+) -> Any:
+    """Make a synthetic table of ad clicks, with the columns of Avazu's click log.
+
+    Each row is an ad shown, with the 22 columns of the public Avazu log and
+    a label ``click`` (1 if the ad was clicked, about 17% of the rows):
+
+    - ``hour``: the hour shown, as a code ``YYMMDDHH`` over ten days from
+      2014-10-21 (``14102100`` to ``14103023``), the rows in time order;
+    - integer codes: ``C1`` (7 values), ``banner_pos`` (7),
+      ``device_type`` (5), ``device_conn_type`` (4), and the anonymous
+      ``C14`` (2,600 values), ``C15`` (8), ``C16`` (9), ``C17`` (430),
+      ``C18`` (4), ``C19`` (70), ``C20`` (170) and ``C21`` (60);
+    - ids of 8 hexadecimal digits: ``site_id`` (4,000 values),
+      ``site_domain`` (6,000), ``site_category`` (26), ``app_id`` (8,000),
+      ``app_domain`` (500), ``app_category`` (36), ``device_model``
+      (8,000), ``device_id`` (3 million) and ``device_ip`` (the users:
+      10 million).
+
+    Each column's values come with Zipf-like frequencies: a few are
+    frequent, most are rare, so a large table holds millions of distinct
+    users. The counts above are the values a column can take; a table holds
+    those it draws. Every value moves the odds of a click by an effect of
+    its own, and the pair of ``banner_pos`` and ``app_category`` moves them
+    further (a cross, see ``interactions`` in
+    :class:`~skftrl.preprocessing.ColumnHasher`). The integer codes are
+    categories, not amounts: hash them as categories.
+
+    Parameters
+    ----------
+    n_samples : int, default=100_000
+        The number of rows, at least 1.
+    random_state : int, default=None
+        The seed, a non-negative integer, for the same table on every call.
+        None draws a new table each time.
+    as_frame : bool, default=True
+        If True, a pandas DataFrame (needs pandas); if False, a dict of
+        numpy arrays, one per column, which
+        :class:`~skftrl.preprocessing.ColumnHasher` also takes.
+
+    Returns
+    -------
+    table : DataFrame or dict of ndarray
+        ``click`` first, then the 22 columns in the order above. Integer
+        columns are int64, ids are strings.
+
+    See Also
+    --------
+    write_click_table : The same rows written to a CSV, Parquet or VW text file.
+
+    Examples
+    --------
+    >>> from skftrl.datasets import make_click_table
+    >>> clicks = make_click_table(1000, random_state=0)
+    >>> clicks.shape
+    (1000, 23)
+    >>> list(clicks.columns[:6])
+    ['click', 'hour', 'C1', 'banner_pos', 'site_id', 'site_domain']
+    >>> int(clicks["hour"].min()), int(clicks["hour"].max())
+    (14102100, 14103023)
+    """
+    blocks = list(_click_blocks(n_samples, random_state))
+    columns = {name: np.concatenate([block[name] for block in blocks]) for name in blocks[0]}
+    if not as_frame:
+        return columns
+    pd = check_pandas_support("make_click_table(as_frame=True)")
+    return pd.DataFrame(columns)
+
+
+@validate_params(
+    {
+        "path": [str, os.PathLike],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
+        "file_format": [StrOptions({"csv", "parquet", "vw"}), None],
+    },
+    prefer_skip_nested_validation=True,
+)
+def write_click_table(
+    path: Union[str, "os.PathLike[str]"],
+    n_samples: int,
+    *,
+    random_state: Optional[int] = None,
+    file_format: Optional[str] = None,
+) -> None:
+    """Write the rows of :func:`make_click_table` to a file, a block at a time.
+
+    The rows are made and written in blocks, so that a table of many
+    millions of rows takes little memory. A file of ``n_samples`` rows holds
+    the rows ``make_click_table(n_samples, random_state=random_state)``
+    returns.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (replaced if it exists). A name ending in ``.gz``
+        is compressed with gzip (CSV and VW text).
+    n_samples : int
+        The number of rows, at least 1.
+    random_state : int, default=None
+        The seed, as in :func:`make_click_table`.
+    file_format : {"csv", "parquet", "vw"}, default=None
+        ``"csv"``: a header line, then one line per row, ``click`` first.
+        ``"parquet"``: a Parquet file of row groups of 65,536 rows, integer
+        columns as int64 and ids as strings (needs pyarrow). ``"vw"``: Vowpal
+        Wabbit's text, one line per row: the label (``1`` for a click, ``-1``
+        otherwise), then each column as a namespace of its own holding its
+        value, ``|hour 14102100 |C1 5 ...``. None chooses by the file's
+        name: ``.parquet`` or ``.pq``, ``.vw``, else CSV.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from skftrl.datasets import write_click_table
+    >>> path = os.path.join(tempfile.mkdtemp(), "clicks.csv")
+    >>> write_click_table(path, 1000, random_state=0)
+    >>> with open(path) as file:
+    ...     print(file.readline()[:40])
+    click,hour,C1,banner_pos,site_id,site_do
+    """
+    name = os.fspath(path)
+    if file_format is None:
+        lower = name.lower().removesuffix(".gz")
+        if lower.endswith((".parquet", ".pq")):
+            file_format = "parquet"
+        elif lower.endswith(".vw"):
+            file_format = "vw"
+        else:
+            file_format = "csv"
+    blocks = _click_blocks(n_samples, random_state)
+    if file_format == "parquet":
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as error:
+            raise ImportError(
+                "write_click_table needs pyarrow to write Parquet: pip install 'skftrl[readers]'."
+            ) from error
+        writer = None
+        try:
+            for block in blocks:
+                table = pa.table(block)
+                if writer is None:
+                    writer = pq.ParquetWriter(name, table.schema)
+                writer.write_table(table)
+        finally:
+            if writer is not None:
+                writer.close()
+        return
+    opener = gzip.open if name.lower().endswith(".gz") else open
+    with opener(name, "wt", newline="", encoding="utf-8") as file:
+        if file_format == "csv":
+            writer = csv.writer(file, lineterminator="\n")
+            writer.writerow(CLICK_COLUMNS)
+            for block in blocks:
+                writer.writerows(zip(*(block[column].tolist() for column in CLICK_COLUMNS)))
+            return
+        for block in blocks:
+            parts = [np.where(block["click"] == 1, "1", "-1").astype(object)]
+            for column in CLICK_COLUMNS[1:]:
+                parts.append(f" |{column} " + block[column].astype(str).astype(object))
+            file.write("".join(line + "\n" for line in np.sum(parts, axis=0)))
