@@ -1,6 +1,7 @@
 """Reading a fitted model: which features it uses, and how much."""
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -33,8 +34,22 @@ def _feature_names(estimator, model, n_features):
     return names
 
 
+def _hashed_names(estimator, X):
+    """The names ``hashed_names`` gives the features of ``X``, from the step before the model."""
+    hasher = estimator[-2] if isinstance(estimator, Pipeline) and len(estimator) > 1 else None
+    if not hasattr(hasher, "hashed_names"):
+        raise ValueError(
+            "X names hashed features through a pipeline whose step before the model is a "
+            "ColumnHasher; this estimator has none. Pass feature_names instead."
+        )
+    return hasher.hashed_names(X)
+
+
 def nonzero_coefficients(
-    estimator: Any, feature_names: Optional[ArrayLike] = None
+    estimator: Any,
+    feature_names: Union[ArrayLike, Mapping[int, list[str]], None] = None,
+    *,
+    X: Any = None,
 ) -> Union["pandas.DataFrame", list[tuple[Any, ...]]]:
     """The non-zero coefficients of a fitted model by feature name, largest first.
 
@@ -49,12 +64,23 @@ def nonzero_coefficients(
         :class:`~skftrl.FTRLRegressor` (or any fitted linear model with a
         ``coef_``), or a fitted :class:`~sklearn.pipeline.Pipeline` whose last
         step is one.
-    feature_names : array-like of str of shape (n_features,), default=None
+    feature_names : array-like of str of shape (n_features,) or dict, default=None
         Names of the model's input columns. By default they come from the
         pipeline's steps before the model (``get_feature_names_out``), else
         from the model's ``feature_names_in_`` (fitted on a DataFrame), else
         they are ``"x0"``, ``"x1"``, ... as scikit-learn names unnamed
-        columns.
+        columns. A dict maps some columns to the names of the features in
+        them, as :meth:`~skftrl.preprocessing.ColumnHasher.hashed_names`
+        returns: the names of a column are joined by ``" | "`` (features
+        that collide), and the other columns keep their default names.
+    X : table, default=None
+        Raw rows that name hashed features: when the pipeline's step before
+        the model is a :class:`~skftrl.preprocessing.ColumnHasher`, the
+        features of these rows name the columns they are hashed into (such
+        as ``site=news.example``), as ``feature_names=hasher.hashed_names(X)``
+        would. Columns that no feature of ``X`` lands in keep their default
+        names (``columnhasher61949``). Give the training rows, or a sample
+        of them, to name most of the learned weights.
 
     Returns
     -------
@@ -73,8 +99,10 @@ def nonzero_coefficients(
     sklearn.exceptions.NotFittedError
         If the model is not fitted.
     ValueError
-        If ``feature_names`` does not have one name per feature, or a step of
-        the pipeline cannot name its output features.
+        If ``feature_names`` does not have one name per feature (or a dict
+        names a column the model does not have), a step of the pipeline
+        cannot name its output features, or ``X`` is given without a
+        :class:`~skftrl.preprocessing.ColumnHasher` before the model.
 
     See Also
     --------
@@ -102,7 +130,21 @@ def nonzero_coefficients(
 
     After a pipeline, the names come from its steps, e.g.
     ``nonzero_coefficients(make_pipeline(OneHotEncoder(), FTRLClassifier()).fit(X, y))``
-    lists features such as ``"colour_red"``.
+    lists features such as ``"colour_red"``. After a
+    :class:`~skftrl.preprocessing.ColumnHasher`, rows of raw values name the
+    hashed features:
+
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skftrl.preprocessing import ColumnHasher
+    >>> rows = pd.DataFrame({"site": ["news", "shop", "news", "shop"] * 10})
+    >>> clicked = [1, 0, 1, 0] * 10
+    >>> model = make_pipeline(ColumnHasher(hash_bits=10, categorical=["site"]),
+    ...                       FTRLClassifier(learning_rate=0.5, random_state=0))
+    >>> model = model.fit(rows, clicked)
+    >>> nonzero_coefficients(model, X=rows).round(2)
+         feature  class  coefficient
+    0  site=news      1         5.41
+    1  site=shop      1        -5.35
     """
     model = estimator[-1] if isinstance(estimator, Pipeline) else estimator
     check_is_fitted(model)
@@ -112,8 +154,20 @@ def nonzero_coefficients(
         )
     coef = np.atleast_2d(model.coef_)
     n_features = coef.shape[1]
-    if feature_names is None:
-        feature_names = _feature_names(estimator, model, n_features)
+    if X is not None:
+        if feature_names is not None:
+            raise ValueError("Give feature_names or X to name the features, not both.")
+        feature_names = _hashed_names(estimator, X)
+    if feature_names is None or isinstance(feature_names, Mapping):
+        known = feature_names or {}
+        feature_names = np.array(_feature_names(estimator, model, n_features), dtype=object)
+        beyond = [column for column in known if not 0 <= column < n_features]
+        if beyond:
+            raise ValueError(
+                f"feature_names names column {beyond[0]}, but the model has {n_features} features."
+            )
+        for column, names in known.items():
+            feature_names[column] = " | ".join(names)
     feature_names = np.asarray(feature_names, dtype=object)
     if feature_names.shape != (n_features,):
         raise ValueError(

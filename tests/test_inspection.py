@@ -139,3 +139,58 @@ def test_errors_name_the_problem(a9a):
     assert set(nonzero_coefficients(hashed, feature_names=names)["feature"]) <= set(names)
     with pytest.raises(TypeError, match="linear model with coef_"):
         nonzero_coefficients(KNeighborsClassifier().fit(X, y))
+
+
+def hashed_column(name, hash_bits):
+    """A feature's output column, from scikit-learn's MurmurHash3 (the documented rule)."""
+    from sklearn.utils import murmurhash3_32
+
+    return abs(murmurhash3_32(name, seed=0, positive=False)) % 2**hash_bits
+
+
+def test_raw_rows_name_the_hashed_features_of_a_pipeline():
+    from skftrl.datasets import make_click_table
+    from skftrl.preprocessing import ColumnHasher
+
+    table = make_click_table(3000, random_state=0)
+    X, y = table[["site_category", "banner_pos", "C18"]], table["click"]
+    bits = 12
+    model = make_pipeline(
+        ColumnHasher(hash_bits=bits, categorical=list(X.columns)),
+        FTRLClassifier(l1=0.5, random_state=0, max_iter=2, tol=None),
+    ).fit(X, y)
+    # Every feature of the rows, named as ColumnHasher's docs say, at its column.
+    by_column = {}
+    for column in X.columns:
+        for value in np.unique(X[column]):
+            name = f"{column}={value}"
+            by_column.setdefault(hashed_column(name, bits), []).append(name)
+    coef = model[-1].coef_
+    expected = [f"columnhasher{j}" for j in range(2**bits)]
+    for j, names in by_column.items():
+        expected[j] = " | ".join(sorted(names))
+    for table_ in (
+        nonzero_coefficients(model, X=X),
+        nonzero_coefficients(model, feature_names=model[0].hashed_names(X)),
+    ):
+        assert_lists_the_nonzero_coefficients(table_, coef, expected, model[-1].classes_)
+        assert not any(name.startswith("columnhasher") for name in table_["feature"])
+    # Rows holding only some values name only their columns; the rest keep their names.
+    first_row = {hashed_column(f"{c}={X[c].iloc[0]}", bits): f"{c}={X[c].iloc[0]}" for c in X}
+    partial = nonzero_coefficients(model, X=X.iloc[:1])
+    names = [first_row.get(j, f"columnhasher{j}") for j in range(2**bits)]
+    assert_lists_the_nonzero_coefficients(partial, coef, names, model[-1].classes_)
+
+
+def test_naming_hashed_features_needs_a_hasher_before_the_model_and_columns_it_has(a9a):
+    X, y = a9a
+    model = FTRLClassifier(random_state=0, max_iter=1, tol=None).fit(X, y)
+    with pytest.raises(ValueError, match="ColumnHasher"):
+        nonzero_coefficients(model, X=X)
+    with pytest.raises(ValueError, match="not both"):
+        nonzero_coefficients(model, feature_names={0: ["a"]}, X=X)
+    with pytest.raises(ValueError, match="names column 123, but the model has 123"):
+        nonzero_coefficients(model, feature_names={123: ["a"]})
+    named = nonzero_coefficients(model, feature_names={0: ["first"]})
+    names = ["first"] + [f"x{i}" for i in range(1, 123)]
+    assert_lists_the_nonzero_coefficients(named, model.coef_, names, model.classes_)
