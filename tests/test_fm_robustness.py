@@ -146,6 +146,28 @@ def test_predictions_use_the_clipped_terms_of_the_passes(scale, task, dtype, fm_
     assert_margins_agree(margins, pass_margins(model, X), magnitude)
 
 
+@pytest.mark.parametrize("fm_pass", FM_PASSES)
+@pytest.mark.parametrize("task", TASKS)
+def test_rows_of_huge_values_predict_the_clipped_definition_without_a_warning(task, fm_pass):
+    """Regression: a model learned at scale 1 predicting rows near the float
+    range warned of an overflow (in v x, before the clip to 1e50). The result
+    is the definition's with the clipped terms; for the Poisson loss, the
+    mean of the capped margin, exp(min(m, 700)), as the linear model's."""
+    X, y = problem(task)
+    model = model_for(task, factor_l2=0.0, random_state=0, init_stdev=10.0, **fm_pass)
+    learn(model, X, y)
+    huge, _ = problem(task, scale=1.7e308, seed=1)  # times factors near 10: inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        margins = margins_of(model, huge)
+        predictions = model.predict_proba(huge) if task in TASKS[:2] else model.predict(huge)
+    expected, magnitude = definition_margins(model, huge)
+    assert_margins_agree(margins, expected, magnitude)
+    if task == "poisson":
+        assert np.array_equal(predictions, np.exp(np.minimum(margins[:, 0], 700.0)))
+    assert np.all(np.isfinite(predictions))
+
+
 def test_the_command_line_predicts_and_tests_a_model_of_huge_values(tmp_path):
     """Regression: ``skftrl predict`` printed nan with exit 0 and ``skftrl
     test`` died with a traceback for a model trained on values of 1e200."""

@@ -588,7 +588,10 @@ def merged_values(current, start, value):
 def factor_terms(values, factors):
     """:func:`factor_term` of non-zeros ``values`` (m,) with their factors
     (m, K, k): shape (m, K, k)."""
-    terms = values[:, None, None] * factors
+    # A product beyond the float range is inf, then clipped: as factor_term's,
+    # without numpy's warning (a huge row predicts the clipped definition).
+    with np.errstate(over="ignore"):
+        terms = values[:, None, None] * factors
     return clip_gradient(terms, MAX_ABS_FACTOR_TERM)
 
 
