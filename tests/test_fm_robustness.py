@@ -597,6 +597,65 @@ def test_a_tampered_skops_file_is_refused_before_anything_is_allocated(
     assert peak < 10 * 2**20
 
 
+def cast_words(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["words"] = state["_initial_factors"]["words"].astype(np.float64)
+    return state
+
+
+def cast_key(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["key"] = state["_initial_factors"]["key"].astype(np.int64)
+    return state
+
+
+def list_of_words(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["words"] = state["_initial_factors"]["words"].tolist()
+    return state
+
+
+def no_scale(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    del state["_initial_factors"]["scale"]
+    return state
+
+
+def no_record(state):
+    del state["_initial_factors"]
+    return state
+
+
+@pytest.mark.parametrize(
+    "random_state, tamper, message",
+    [
+        (0, cast_words, r"holds words as float64 \(6,\), not uint64 \(6,\)"),
+        (0, list_of_words, r"holds words as list, not uint64"),
+        (0, no_scale, r"holds \['words'\], not the arrays of"),
+        (np.random.RandomState(0), cast_key, r"holds key as int64 \(624,\), not uint32"),
+        (0, no_record, r"saved state has no _initial_factors"),
+    ],
+)
+def test_a_damaged_record_of_the_initial_factors_is_refused(
+    random_state, tamper, message, tmp_path, monkeypatch
+):
+    """Regression: a record of PCG64 whose words were cast to float (as a
+    format without unsigned 64-bit integers keeps them) loaded, and drew
+    other initial factors from the rounded words. Each file: skops, pickle."""
+    X = sp.random(50, 2**12, density=3 / 2**12, format="csr", random_state=0)
+    model = FMClassifier(n_components=4, random_state=random_state)
+    model.partial_fit(X, np.arange(50) % 2, [0, 1])
+    assert "_touched_factors" in model.__getstate__()  # the untouched factors drawn again
+    sio, path = skops_file(model, tmp_path, tamper, monkeypatch)
+    with pytest.raises(ValueError, match=message):
+        sio.load(path, trusted=[FMClassifier])
+    getstate = FMClassifier.__getstate__
+    monkeypatch.setattr(FMClassifier, "__getstate__", lambda self: tamper(getstate(self)))
+    data = pickle.dumps(model)
+    with pytest.raises(ValueError, match=message):
+        pickle.loads(data)
+
+
 # ------------------------------------------------------------------ memory
 def state_bytes(model):
     return sum(getattr(model, name).nbytes for name in FM_STATE)
