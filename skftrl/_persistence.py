@@ -8,7 +8,10 @@ touched, when their records are small (:func:`touched_coordinates`): its file
 grows with the model's learned state, not with its width. Loading makes the
 untouched coordinates again (:func:`untouched_state`) and writes the touched
 ones back, after checking that the records fit the model
-(:func:`checked_shape`), before anything is allocated.
+(:func:`checked_shape`), before anything is allocated. A saved state missing
+an array of the model's, holding one of the wrong type or shape, or the
+state of another kind of model, is refused first
+(:meth:`SavedState._check_saved_state`): every damaged file is a ValueError.
 
 Both work a block of features at a time (:func:`._engines._math.state_blocks`),
 with the untouched values given as ``(z0, n0)``: ``n0`` a number, ``z0`` a
