@@ -7,6 +7,7 @@ and the initial values of what they save compactly (docs: developers,
 "Adding a model family")."""
 
 import contextvars
+import dataclasses
 import functools
 import threading
 import warnings
@@ -407,21 +408,16 @@ class BaseFTRL(SavedState, BaseEstimator):
         )
         self._init_state(n_outputs, n_features)
         parameters = self._parameters()
-        rate, beta, power = (
-            parameters.learning_rate,
-            parameters.beta,
-            parameters.learning_rate_power,
-        )
         if coef is not None:
             # Only the non-zero weights are written: the untouched pages of a
             # wide state stay unallocated.
             outputs, features = np.nonzero(coef)
             n = self.n_[outputs, features].astype(np.float64)
-            l1, l2 = parameters.l1, parameters.l2
-            z = z_of_weights(coef[outputs, features], n, rate, beta, l1, l2, power)
+            z = z_of_weights(coef[outputs, features], n, parameters, self.dtype)
             writable(self.z_)[outputs, features] = stored_starting_z(z, "coef_init", self.dtype)
         if intercept is not None:
-            z = z_of_weights(intercept, self.n_intercept_, rate, beta, 0.0, 0.0, power)
+            unregularized = dataclasses.replace(parameters, l1=0.0, l2=0.0)
+            z = z_of_weights(intercept, self.n_intercept_, unregularized, np.float64)
             self.z_intercept_[:] = stored_starting_z(z, "intercept_init", np.float64)
 
     # ------------------------------------------------------------ validation

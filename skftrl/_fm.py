@@ -17,7 +17,12 @@ from ._base import BaseFTRL
 from ._classifier import FTRLClassifier
 from ._engines import FMParameters, FMState
 from ._engines._math import new_factor_layout, weights_from_state
-from ._engines._records import initial_factor_blocks, initial_factor_n, new_factor_state
+from ._engines._records import (
+    check_factor_record,
+    initial_factor_blocks,
+    initial_factor_n,
+    new_factor_state,
+)
 from ._persistence import read_only
 from ._regressor import FTRLRegressor
 from ._sklearn_compat import Interval
@@ -76,6 +81,21 @@ class _FactorizationMachine(BaseFTRL):
         if record is None:
             return None
         return initial_factor_blocks(record, shape, dtype), dtype.type(initial_factor_n(record))
+
+    def _check_saved_state(self, state):
+        super()._check_saved_state(state)
+        if "z_factors_" in state or "_touched_factors" in state:
+            if "_initial_factors" not in state:
+                raise ValueError(
+                    "the model's saved state has no _initial_factors: the file is damaged"
+                )
+            check_factor_record(state["_initial_factors"])
+            created = state.get("_state_parameters", {}).get("n_components", 1)
+            if not isinstance(created, Integral) or isinstance(created, bool) or created < 1:
+                raise ValueError(
+                    f"the model's saved n_components is {created!r}, not a positive "
+                    "integer: the file is damaged"
+                )
 
     def _state_shapes(self):
         shapes = super()._state_shapes()
