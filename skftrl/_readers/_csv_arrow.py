@@ -30,7 +30,7 @@ from ._chunks import rechunk
 from ._csv_text import CsvInput, csv_reader, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, compiled_hashing, concatenate_factorized, factorize
-from ._sources import DataError, csv_line_ends, csv_row_ends, read_ahead
+from ._sources import DataError, csv_line_ends, csv_row_ends, next_line_end, read_ahead
 from ._tables import arrow_text
 
 NEWLINE, CARRIAGE_RETURN = 10, 13
@@ -128,7 +128,7 @@ def row_lines(block, first_line, n_rows, delimiter=","):
         # line, and a carriage return alone ends a row as a newline does.
         return np.arange(first_line, first_line + n_rows)
     line_ends = csv_line_ends(block)
-    starts = np.concatenate([[0], csv_row_ends(block, delimiter.encode())])
+    starts = np.concatenate([[0], csv_row_ends(block, delimiter.encode(), line_ends)])
     starts = starts[starts < len(data)]
     # A row that starts with a line end is a blank line.
     first_bytes = data[starts]
@@ -201,10 +201,9 @@ class ArrowCsvInput(CsvInput):
             reader = csv_reader(text, self.delimiter)
             header, _ = self._next_row(reader, first_line)
             if header is not None:
-                # After the header's last line, as the csv module ends lines.
-                ends = csv_line_ends(block)
-                lines = reader.line_num
-                end = int(ends[lines - 1]) if len(ends) >= lines else len(block)
+                end = 0  # after the header's last line, as the csv module ends lines
+                for _ in range(reader.line_num):
+                    end = next_line_end(block, end)
                 self.header = header
                 return header, self.parse(first_line + reader.line_num, block[end:])
         raise DataError(self.path, 1, "empty file: no header line")

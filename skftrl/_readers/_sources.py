@@ -34,6 +34,9 @@ NEWLINE, CARRIAGE_RETURN, QUOTE = 10, 13, 34
 # and is not closed within as many is an error, rather than the rest of the
 # input read (and held) as one field.
 LONGEST_QUOTED_FIELD = 64 * 2**20
+# Bytes of a block compared at a time: temporary arrays of a block's size
+# would be allocated, and their memory paged in, anew for every block.
+STEP = 2**16
 
 
 def zstd_decompressor():
@@ -255,13 +258,25 @@ def last_line_end(data, stop=None):
     return data.rfind(b"\r", newline, min(stop, len(data) - 1)) + 1 or newline
 
 
+def next_line_end(data, start=0):
+    """The position after the first line end of bytes at or after ``start``,
+    as the csv module ends lines (see :func:`csv_line_ends`); the end of the
+    bytes if none."""
+    newline = data.find(b"\n", start)
+    stop = len(data) if newline < 0 else newline
+    alone = data.find(b"\r", start, stop)  # a carriage return before it
+    if alone >= 0 and alone + 1 != newline:
+        return alone + 1
+    return stop if newline < 0 else newline + 1
+
+
 def csv_line_ends(data):
     """The positions after each line end of bytes, as the csv module ends
     lines: a newline, a carriage return and a newline, a carriage return
     alone (one ending the bytes too)."""
     array = np.frombuffer(data, dtype=np.uint8)
-    newlines = np.flatnonzero(array == NEWLINE) + 1
-    if b"\r" not in data:  # one fast scan, as most blocks have none
+    newlines = positions_of(array, NEWLINE) + 1
+    if b"\r" not in data or csv_line_count(data) == len(newlines):  # no carriage return alone
         return newlines
     returns = np.flatnonzero(array == CARRIAGE_RETURN)
     following = array[np.minimum(returns + 1, len(array) - 1)]
@@ -273,37 +288,80 @@ def csv_line_ends(data):
 
 def csv_line_count(data):
     """The number of line ends of bytes, as :func:`csv_line_ends` finds them."""
-    # numpy counts bytes about twice as fast as bytes.count.
-    count = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == NEWLINE))
-    if b"\r" in data:
-        count += data.count(b"\r") - data.count(b"\r\n")
-    return count
+    if b"\r" not in data:  # one fast scan, as most blocks have none
+        return newline_count(data)
+    array = np.frombuffer(data, dtype=np.uint8)
+    count = 0
+    for start in range(0, len(array), STEP):
+        part = array[start : start + STEP + 1]  # and the next part's first byte
+        newlines = part == NEWLINE
+        returns = part[:STEP] == CARRIAGE_RETURN
+        # Newlines, and carriage returns not followed by one (True > False).
+        count += np.count_nonzero(newlines[:STEP])
+        count += np.count_nonzero(returns[: len(part) - 1] > newlines[1:])
+    return int(count) + bool(array[-1] == CARRIAGE_RETURN)
+
+
+def positions_of(array, byte):
+    """The positions of ``byte`` in an array of bytes."""
+    parts = [
+        np.flatnonzero(array[start : start + STEP] == byte) + start
+        for start in range(0, len(array), STEP)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
 
 
 def csv_quotes(data, delimiter=b","):
     """The quotes of CSV bytes that start a row, read as the csv module reads
-    them: ``(starts, inside)``, where ``starts`` are the positions of the
-    runs of quotes that may open or close a quoted field, and ``inside[k]``
-    tells whether the bytes before ``starts[k]`` (and after the run before)
-    are inside a quoted field; ``inside[-1]``, those after the last run.
+    them: ``(starts, inside, opened)``, where ``starts`` are the positions of
+    quotes that may open or close a quoted field, ``inside[k]`` tells
+    whether the bytes before ``starts[k]`` (and after the quote before) are
+    inside a quoted field, ``inside[-1]`` those after the last (``inside``
+    is None when every quote opens or closes one in turn: the bytes before
+    ``starts[k]`` are inside when ``k`` is odd), and ``opened`` is where the
+    quoted field open at the end opens (None if none); see :func:`quoted_at`.
 
     A quote opens a quoted field at the start of a field (of the bytes, after
     a line end or the ``delimiter``, its UTF-8 bytes), and elsewhere is text;
     inside the field, a doubled quote is a quote, and the next one closes it.
+    """
+    array = np.frombuffer(data, dtype=np.uint8)
+    quotes = positions_of(array, QUOTE)
+    if not quotes.size:
+        return quotes, np.zeros(1, dtype=bool), None
+    if len(delimiter) == 1:
+        # Counting quotes reads them exactly when every quote it takes for
+        # an opening one starts a field or follows a quote (the second of a
+        # doubled quote, or of a field's closing and reopening with no byte
+        # between): each quote then opens or closes in turn.
+        follows = FIELD_STARTS_OR_QUOTE[delimiter[0]][array[quotes[::2] - 1]]
+        follows[0] = quotes[0] == 0 or follows[0]
+        if follows.all():
+            opened = None
+            if len(quotes) % 2:  # the last opening quote that follows no quote
+                openers = quotes[::2]
+                real = array[openers - 1] != QUOTE
+                real[0] = True
+                opened = int(openers[real][-1])
+            return quotes, None, opened
+    return exact_quotes(array, quotes, delimiter)
+
+
+def exact_quotes(array, quotes, delimiter):
+    """:func:`csv_quotes` of bytes whose quotes are not all read by counting.
+
     A run of an even number of quotes changes nothing (an empty quoted field,
     doubled quotes, or text), and one of an odd number closes a quoted field
     that is open, or opens one at the start of a field: the state is found
     from the runs alone, without a loop over the bytes.
     """
-    array = np.frombuffer(data, dtype=np.uint8)
-    quotes = np.flatnonzero(array == QUOTE)
-    if not quotes.size:
-        return quotes, np.zeros(1, dtype=bool)
     first = np.ones(len(quotes), dtype=bool)
     first[1:] = np.diff(quotes) != 1
     (heads,) = np.nonzero(first)
     lengths = np.diff(np.append(heads, len(quotes)))
     starts = quotes[heads[lengths % 2 == 1]]
+    if not starts.size:
+        return starts, np.zeros(1, dtype=bool), None
     before = array[np.maximum(starts - 1, 0)]
     opens = (starts == 0) | (before == NEWLINE) | (before == CARRIAGE_RETURN)
     after_delimiter = starts >= len(delimiter)
@@ -317,33 +375,51 @@ def csv_quotes(data, delimiter=b","):
     stretch = np.zeros(len(starts) + 1, dtype=np.intp)
     stretch[1:][~opens] = runs[1:][~opens]
     inside = (runs - np.maximum.accumulate(stretch)) % 2 == 1
-    return starts, inside
+    return starts, inside, int(starts[-1]) if inside[-1] else None
 
 
-def csv_row_ends(data, delimiter=b","):
+def field_starts_or_quote(delimiter):
+    """Which bytes a quote that counting takes for an opening one may follow:
+    a line end, ``delimiter`` (a byte) or a quote."""
+    table = np.zeros(256, dtype=bool)
+    table[[NEWLINE, CARRIAGE_RETURN, QUOTE, delimiter]] = True
+    return table
+
+
+# field_starts_or_quote of each byte.
+FIELD_STARTS_OR_QUOTE = [field_starts_or_quote(byte) for byte in range(256)]
+
+
+def quoted_at(quotes, positions):
+    """Whether the bytes at ``positions`` (none a quote) are inside a quoted
+    field, by the ``quotes`` of :func:`csv_quotes`."""
+    starts, inside, _ = quotes
+    runs = np.searchsorted(starts, positions)
+    return runs % 2 == 1 if inside is None else inside[runs]
+
+
+def csv_row_ends(data, delimiter=b",", line_ends=None):
     """The positions after each line end of CSV bytes (that start a row)
-    that ends a row: each outside quoted fields (see :func:`csv_quotes`)."""
-    ends = csv_line_ends(data)
-    starts, inside = csv_quotes(data, delimiter)
-    if not starts.size:
+    that ends a row: each outside quoted fields (see :func:`csv_quotes`);
+    ``line_ends`` are the bytes' :func:`csv_line_ends`, if known."""
+    ends = csv_line_ends(data) if line_ends is None else line_ends
+    if b'"' not in data:
         return ends
-    return ends[~inside[np.searchsorted(starts, ends - 1)]]
+    return ends[~quoted_at(csv_quotes(data, delimiter), ends - 1)]
 
 
 def last_row_end(data, delimiter=b","):
     """``(end, opened)`` of CSV bytes that start a row: where the last whole
     row ends (0 if none; see :func:`last_line_end`), and where a quoted
     field still open at the end opens (None if none)."""
-    starts, inside = csv_quotes(data, delimiter)
-    opened = int(starts[-1]) if inside[-1] else None
+    quotes = csv_quotes(data, delimiter)
+    starts = quotes[0]
     end = last_line_end(data)
-    while end:
-        run = np.searchsorted(starts, end - 1)
-        if not inside[run]:
-            break
-        # The line end is inside the quoted field that the run before opens.
-        end = last_line_end(data, int(starts[run - 1]))
-    return end, opened
+    while end and quoted_at(quotes, end - 1):
+        # The line end is inside a quoted field: look before the quote
+        # before it (the one that opens the field, or a quote inside it).
+        end = last_line_end(data, int(starts[np.searchsorted(starts, end - 1) - 1]))
+    return end, quotes[2]
 
 
 def unclosed_quote(path, line, at_end):
@@ -405,9 +481,8 @@ def line_blocks(source, quoted=False, delimiter=","):
             line += count_lines(block)
     if carry:
         if quoted:
-            starts, inside = csv_quotes(carry, separator)
-            if inside[-1]:
-                opened = int(starts[-1])
+            opened = csv_quotes(carry, separator)[2]
+            if opened is not None:
                 raise unclosed_quote(source.path, line + csv_line_count(carry[:opened]), True)
         yield line, carry
 
