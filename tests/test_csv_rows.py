@@ -126,6 +126,19 @@ def test_an_error_after_carriage_returns_names_the_csv_modules_line(parser):
     assert error.value.line == 42
 
 
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("stray", [False, True], ids=["quotes counted", "a stray quote"])
+@pytest.mark.parametrize("block_size", [None, 5])
+def test_an_unclosed_quote_is_an_error_at_the_line_it_opens(parser, stray, block_size):
+    # Doubled quotes and line ends inside the field that is never closed.
+    data = b"y,a\n1,5'10\"\n" if stray else b'y,a\n1,"x"\n'
+    data += b'0,"a ""b""\nc""\n""d\n1,e\n'
+    with mock.patch.object(sources, "BLOCK_SIZE", block_size or sources.BLOCK_SIZE):
+        with pytest.raises(ValueError, match="unterminated quote") as error:
+            parsed_rows(data, parser)
+    assert error.value.line == 3
+
+
 def train_rows(tmp_path, data):
     """The rows ``skftrl train`` learns from a CSV file holding ``data``."""
     path = tmp_path / "data.csv"

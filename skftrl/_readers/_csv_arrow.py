@@ -10,13 +10,13 @@ where every value of the block's column is a number or a missing marker:
 pyarrow reads numbers as ``float()`` does (both correctly rounded), and what
 it refuses (``1_000``, non-ASCII digits, spaces around a marker) or reads
 as infinite sends the block back to strings. The line of each row is found
-from the block's newlines outside quotes.
+from the block's line ends outside quoted fields, read as the csv module
+reads them (see :func:`~._sources.csv_quotes`).
 
-A block that pyarrow refuses, or whose rows it counts otherwise than its
-lines (a bare carriage return ending a line, a line of spaces), or that ends
-inside quotes, is read by the csv module (:class:`~._csv_text.CsvInput`'s
-parser) instead: the rows, and the errors naming their line, are the csv
-module's in every case.
+A block that pyarrow refuses, or whose rows it counts otherwise than the
+csv module (a line of spaces), is read by the csv module
+(:class:`~._csv_text.CsvInput`'s parser) instead: the rows, and the errors
+naming their line, are the csv module's in every case.
 """
 
 from typing import NamedTuple

@@ -2,8 +2,9 @@
 
 A block of whole lines (see :func:`~._sources.line_blocks`, which keeps a
 quoted newline inside its line) is decoded as UTF-8 and split into fields:
-by ``str.split`` when it has no quotes, else by the :mod:`csv` module, which
-also names the line of a malformed row. Rows come in pieces of a block each,
+by ``str.split`` when it has no quotes (nor a carriage return alone), else
+by the :mod:`csv` module (any field's length read), which also names the
+line of a malformed row. Rows come in pieces of a block each,
 cut into chunks of ``chunk_size`` rows by :func:`~._chunks.rechunk`.
 """
 

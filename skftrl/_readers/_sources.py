@@ -248,9 +248,10 @@ def binary_file(file):
 
 def last_line_end(data, stop=None):
     """Where the last line of CSV bytes that ends before ``stop`` (by default,
-    their end) ends, as the csv module ends lines: after a newline, or a
-    carriage return alone (0 if none). A carriage return that ends the bytes
-    is not taken for one: a newline may follow it in the next bytes."""
+    their end; else the position of a byte that is not a newline) ends, as
+    the csv module ends lines: after a newline, or a carriage return alone
+    (0 if none). A carriage return that ends the bytes is not taken for one:
+    a newline may follow it in the next bytes."""
     stop = len(data) if stop is None else stop
     newline = data.rfind(b"\n", 0, stop) + 1
     # A carriage return after that newline is followed by neither a newline
