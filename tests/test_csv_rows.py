@@ -139,6 +139,14 @@ def test_an_unclosed_quote_is_an_error_at_the_line_it_opens(parser, stray, block
     assert error.value.line == 3
 
 
+@pytest.mark.parametrize("parser", PARSERS)
+def test_a_byte_that_is_not_utf8_after_carriage_returns_is_an_error_at_its_line(parser):
+    data = b"y,a\r1,x\r\n0,xy\r1,z\xff\r0,w\r"
+    with pytest.raises(ValueError, match="byte 0xff at column 4") as error:
+        parsed_rows(data, parser)
+    assert error.value.line == 4
+
+
 def train_rows(tmp_path, data):
     """The rows ``skftrl train`` learns from a CSV file holding ``data``."""
     path = tmp_path / "data.csv"
