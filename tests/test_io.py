@@ -667,9 +667,11 @@ def short_csv_fields():
     csv.field_size_limit(limit)
 
 
-def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(
-    tiny_blocks, short_csv_fields
-):
+def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(tiny_blocks, monkeypatch):
+    import skftrl._readers._sources
+
+    # A quoted field is read up to 1,000 bytes long.
+    monkeypatch.setattr(skftrl._readers._sources, "LONGEST_QUOTED_FIELD", 1000)
     # The stream stays open: reading to its end to find the closing quote would hang.
     read_end, write_end = os.pipe()
     done = threading.Event()
@@ -686,7 +688,7 @@ def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(
     writer.start()
     layout = CsvSpec("y", {"a": "numeric", "b": "categorical"}, True, 10)
     try:
-        with pytest.raises(DataError, match="not closed within 1,000 characters") as error:
+        with pytest.raises(DataError, match="not closed within 1,000 bytes") as error:
             list(read_csv(f"/dev/fd/{read_end}", layout, 100))
         assert error.value.line == 12
     finally:
