@@ -6,9 +6,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._readers._hashing import (
+    columns_of,
     concatenate_features,
     fields_matrix,
     names_by_column,
+    overflowing_sum,
     table_fields,
 )
 from ._readers._tables import table_columns
@@ -146,8 +148,18 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         X_hashed : scipy.sparse.csr_matrix of shape (n_samples, 2**hash_bits)
             The features of each row, float64.
         """
-        fields, n_rows = self._fields(X, named=False)
-        return fields_matrix(fields, n_rows, self.hash_bits)
+        fields, n_rows, names = self._fields(X, named=False)
+        X_hashed = fields_matrix(fields, n_rows, self.hash_bits)
+        if not np.isfinite(X_hashed.data).all():
+            at = np.flatnonzero(~np.isfinite(X_hashed.data))[0]
+            row = int(np.searchsorted(X_hashed.indptr, at, side="right") - 1)
+            entries = [
+                (name, field.values[row], columns_of(field.hashes[row], self.hash_bits))
+                for name, field in zip(names, fields)
+                if not np.isnan(field.values[row])
+            ]
+            raise ValueError(f"row {row}: {overflowing_sum(entries)}")
+        return X_hashed
 
     def hashed_names(self, X):
         """The names of the features of ``X``, by the output column they are hashed into.
@@ -168,7 +180,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             sorted names of those features: ``column=value`` for a category,
             ``column`` for a number, ``a=x^b=y`` for a cross.
         """
-        fields, _ = self._fields(X, named=True)
+        fields, _, _ = self._fields(X, named=True)
         features = concatenate_features([field.features() for field in fields], named=True)
         return names_by_column(features, self.hash_bits)
 
@@ -237,4 +249,6 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                     f"column {name!r} holds {column.numbers[row]} in row {row}: numbers "
                     "must be finite (or missing)"
                 )
-        return table_fields(columns, n_rows, interactions, named), n_rows
+        # The fields' names: the columns', then the crosses'.
+        names = [*columns, *map("^".join, interactions)]
+        return table_fields(columns, n_rows, interactions, named), n_rows, names
