@@ -31,6 +31,14 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
       zero adds no feature);
     - a missing value (None, NaN, pandas' NA, an Arrow null) adds nothing.
 
+    A category's text is the same from every table type: integers exactly
+    (beyond ``2**53`` too), decimals as their exact value in the shortest form
+    (``2.0`` is ``2``), timestamps and durations as pandas prints them
+    (``2020-01-01 10:00:00``, ``0 days 01:00:03``; a fraction of a second only
+    when there is one), bytes as their UTF-8 text (see :ref:`hashing`). A
+    cross, or a sum of the values that land in one column of a row, that
+    overflows float64 is a ``ValueError`` naming the row and the columns.
+
     A feature's output column is its name's signed 32-bit MurmurHash3 ``h``
     (seed 0, UTF-8) at ``abs(h) mod 2**hash_bits``, as
     :class:`~sklearn.feature_extraction.FeatureHasher` with

@@ -774,3 +774,25 @@ def test_a_product_or_sum_that_overflows_is_refused_naming_the_columns():
         {"a": [1e200], "b": [1e100]}
     )
     assert sorted(X.data) == [1e100, 1e200, 1e300]
+
+
+def test_timestamps_and_durations_are_written_as_pandas_prints_them():
+    """Of random values to the nanosecond, before and after 1970, whole
+    seconds, microseconds and nanoseconds among them: the text is pandas'
+    str() of the same Timestamp or Timedelta, from numpy's scalars and
+    pandas' own."""
+    from skftrl._readers._hashing import value_text
+
+    rng = np.random.default_rng(3)
+    counts = rng.integers(-(2**62), 2**62, size=300)
+    counts = np.concatenate([counts, counts // 10**9 * 10**9, counts // 1000 * 1000, [0, -1, 1]])
+    for count in counts.tolist():
+        moment = np.datetime64(count, "ns")
+        assert value_text(moment) == str(pd.Timestamp(moment)) == value_text(pd.Timestamp(moment))
+        duration = np.timedelta64(count, "ns")
+        assert value_text(duration) == str(pd.Timedelta(duration))
+        assert value_text(pd.Timedelta(duration)) == str(pd.Timedelta(duration))
+        if count % 1000 == 0:
+            assert value_text(pd.Timedelta(duration).to_pytimedelta()) == str(
+                pd.Timedelta(duration)
+            )

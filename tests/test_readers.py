@@ -1122,9 +1122,11 @@ def test_the_command_line_refuses_vw_values_that_overflow_naming_the_line(tmp_pa
     assert "overflows float64" in output and "Traceback" not in output
 
 
-# Characters str.split() splits on that Vowpal Wabbit keeps in a token (it
-# splits on spaces and tabs).
-OTHER_SPACES = ["\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\xa0", "\u2028", "\u3000"]
+# Every character str.split() splits on that Vowpal Wabbit keeps in a token
+# (it splits on spaces and tabs; a CR ends a CRLF line).
+OTHER_SPACES = [
+    chr(c) for c in range(0x3001) if len(f"a{chr(c)}b".split()) == 2 and chr(c) not in " \t\r\n"
+]
 
 
 @pytest.mark.parametrize("path_kind", VW_PATHS)

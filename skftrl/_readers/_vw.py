@@ -64,7 +64,9 @@ from ._sources import ByteSource, DataError, line_blocks, read_ahead
 # TOKEN.findall, which keeps the other whitespace in its tokens.
 SEPARATORS = " \t\r"
 TOKEN = re.compile(r"[^ \t\r]+")
-# The whitespace str.split() splits on beyond SEPARATORS (and the line end).
+# The whitespace str.split() splits on beyond SEPARATORS (and the line end):
+# in ASCII, and beyond.
+OTHER_ASCII_WHITESPACE = "\x0b\x0c\x1c\x1d\x1e\x1f"
 OTHER_WHITESPACE = re.compile(
     "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 )
@@ -73,7 +75,11 @@ OTHER_WHITESPACE = re.compile(
 def tokens_of(text):
     """The function that splits the segments of ``text`` into tokens (at
     SEPARATORS): ``str.split`` where it splits the same."""
-    return str.split if OTHER_WHITESPACE.search(text) is None else TOKEN.findall
+    if text.isascii():  # the common case: a few fast scans, not a regex's
+        other = any(space in text for space in OTHER_ASCII_WHITESPACE)
+    else:
+        other = OTHER_WHITESPACE.search(text) is not None
+    return TOKEN.findall if other else str.split
 
 
 def is_blank(text):
