@@ -1165,3 +1165,23 @@ def test_the_command_line_reads_vw_features_split_on_spaces_and_tabs_only(tmp_pa
     trained = joblib.load(tmp_path / "m.joblib")
     for name in STATE:
         assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+
+
+@needs_readers_extra
+def test_the_command_line_trains_on_parquet_ids_beyond_2_53_each_its_own_feature(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = [1234567890123456789, 1234567890123456790, 2**53 + 1, 2**53 + 2]
+    pq.write_table(pa.table({"y": [0, 1, 0, 1], "id": ids}), tmp_path / "t.parquet")
+    code, output = run_here(
+        "train", tmp_path / "t.parquet", "--label-column", "y", "-f", tmp_path / "m.joblib"
+    )
+    assert code == 0, output
+    X = np.zeros((4, 2**20))
+    for i, n in enumerate(ids):  # as CSV text gives them: the exact decimal
+        X[i, abs(murmurhash3_32(f"id={n}", seed=0, positive=False)) % 2**20] = 1.0
+    model = FTRLClassifier().partial_fit(sp.csr_matrix(X), [0, 1, 0, 1], classes=[0, 1])
+    trained = joblib.load(tmp_path / "m.joblib")
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
