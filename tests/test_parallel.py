@@ -9,6 +9,8 @@ the model as it was; and the held-out loss of a9a close to the sequential
 pass's with the rounds as they are.
 """
 
+import copy
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -157,6 +159,65 @@ def test_factorization_machines_match_the_reference(short_rounds, n_features, de
     assert_allclose(model.z_factors_, reference.z_v, **TOLERANCE)
     assert_allclose(model.n_factors_, reference.n_v, **TOLERANCE)
     assert_allclose(model.z_intercept_, reference.z_bias, **TOLERANCE)
+
+
+def model_and_reference(kind, n_jobs, n_features):
+    """A model with ``n_jobs`` threads and its reference, both unfitted."""
+    if kind == "linear":
+        return FTRLClassifier(n_jobs=n_jobs, **HYPER), linear_reference(1, "log_loss", **HYPER)
+    hyper = dict(HYPER, l1=0.0, n_components=3, init_stdev=0.1, factor_l2=0.01)
+    model = FMClassifier(n_jobs=n_jobs, random_state=0, **hyper)
+    reference = ReferenceFM(
+        1,
+        n_features,
+        3,
+        loss="log_loss",
+        alpha=hyper["learning_rate"],
+        beta=hyper["beta"],
+        l1=0.0,
+        l2=hyper["l2"],
+        fit_intercept=True,
+        init_stdev=0.1,
+        random_state=0,
+        lambda_v=0.01,
+    )
+    return model, reference
+
+
+@needs_numba
+@pytest.mark.parametrize("kind", ["linear", "fm"])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+@pytest.mark.parametrize("n_features, density", [(12, 0.4), (3000, 0.004)])
+def test_calls_of_fewer_rows_than_threads_match_the_reference(
+    short_rounds, kind, n_jobs, n_features, density
+):
+    # Once the rounds have begun, a call of one row (or of fewer rows than
+    # threads, or whose first shard has no non-zeros) is a round with empty
+    # shards: one row at a time is the sequential pass.
+    X, rng = sparse_rows(5, 140, n_features, density)
+    order = np.r_[0:5, 6:101, 5, 101:140]  # the empty row first in its call
+    X, y = X[order], rng.integers(0, 2, size=140)
+    calls = [slice(0, 100), *(slice(i, i + 1) for i in range(100, 110))]
+    calls += [slice(110, 110 + n_jobs - 1), slice(110 + n_jobs - 1, 140)]
+    model, reference = model_and_reference(kind, n_jobs, n_features)
+    model.partial_fit(X[:100], y[:100], classes=[0, 1])
+    sequential = copy.deepcopy(model).set_params(n_jobs=1)
+    for rows in calls[1:11]:
+        model.partial_fit(X[rows], y[rows])
+        sequential.partial_fit(X[rows], y[rows])
+        assert_same_state(learned_state(sequential), learned_state(model))
+    for rows in calls[11:]:
+        model.partial_fit(X[rows], y[rows])
+    dicts = rows_as_dicts(X.indptr, X.indices, X.data)
+    for rows in calls:
+        shards = short_rounds_of(rows.stop - rows.start, n_jobs, rows.start)
+        learn_in_rounds(reference, dicts[rows], y[rows].astype(float), np.ones(140), shards)
+    if kind == "linear":
+        assert_linear_state(model, reference)
+    else:
+        assert_allclose(model.z_, reference.z, **TOLERANCE)
+        assert_allclose(model.z_factors_, reference.z_v, **TOLERANCE)
+        assert_allclose(model.n_factors_, reference.n_v, **TOLERANCE)
 
 
 def learned_state(model):

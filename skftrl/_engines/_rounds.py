@@ -125,7 +125,8 @@ class ShardLearner:
         learned per-feature arrays), and the :class:`Shard`'s ``features``
         and ``outputs``."""
         run, size = self.run, len(columns)
-        if size > self.capacity:
+        # The first shard's buffers are made even for no columns (an empty shard).
+        if self.locals is None or size > self.capacity:
             self.capacity = max(size, 2 * self.capacity)
             self.locals, self.starts = [], []
             for array, layout in zip(run.feature_arrays[::2], run.layouts):
