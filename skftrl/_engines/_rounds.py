@@ -99,12 +99,20 @@ def as_3d(array):
     return array[:, :, None] if array.ndim == 2 else array
 
 
+def new_table(nonzeros):
+    """An empty hash table of :func:`._rounds_numba.compact_rows` for rows of
+    ``nonzeros`` non-zeros: a power of two of slots, at least twice as many,
+    of two int64 each."""
+    slots = 2 ** max(1, math.ceil(math.log2(max(2 * nonzeros, 2))))
+    return np.full(2 * slots, -1, dtype=np.int64)
+
+
 class ShardLearner:
     """One thread's learning of its shards, with its buffers kept from round to round."""
 
     def __init__(self, parallel_pass):
         self.run = parallel_pass
-        self.table = np.full(2, -1, dtype=np.int64)
+        self.table = new_table(0)
         self.buffers = {}
         # The learned per-feature arrays of the shard's state, laid out as the
         # model's, and their starts: flat buffers for ``capacity`` columns, whose
@@ -175,9 +183,8 @@ class ShardLearner:
             self._buffer("data", nonzeros, X.data.dtype),
         )
         columns = self._buffer("columns", nonzeros, np.intp)
-        size = 2 ** max(1, math.ceil(math.log2(max(2 * nonzeros, 2))))
-        if len(self.table) < size:
-            self.table = np.full(size, -1, dtype=np.int64)
+        if len(self.table) < len(new_table(nonzeros)):
+            self.table = new_table(nonzeros)
         count = self.run.compiled.compact_rows(
             X.indptr, X.indices, X.data, rows, self.table, columns, shard_X
         )
@@ -335,8 +342,7 @@ def compact_block(X):
     rows = np.arange(X.shape[0])
     compact = CSR(np.empty_like(X.indptr), np.empty_like(X.indices), np.empty_like(X.data))
     columns = np.empty(X.nnz, dtype=np.intp)
-    size = 2 ** max(1, math.ceil(math.log2(max(2 * X.nnz, 2))))
-    table = np.full(size, -1, dtype=np.int64)
+    table = new_table(X.nnz)
     count = _rounds_numba.compact_rows(X.indptr, X.indices, X.data, rows, table, columns, compact)
     order = np.argsort(columns[:count])
     rank = np.empty(count, dtype=compact.indices.dtype)
