@@ -33,6 +33,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._math import merged_values
 
@@ -332,13 +333,14 @@ def state_of_columns(state, columns):
 
 
 def compact_block(X):
-    """The columns of a CSR ``X``, sorted, and ``X`` over them renumbered
-    (a :class:`CSR`): compiled when numba can be imported."""
+    """The columns of a CSR ``X``, sorted, and ``X`` over them renumbered (a
+    ``csr_matrix`` of as many columns, which every engine's pass takes):
+    compiled when numba can be imported."""
     try:
         from . import _rounds_numba
     except ImportError:
         columns, renumbered = np.unique(X.indices, return_inverse=True)
-        return columns, CSR(X.indptr, renumbered.astype(X.indices.dtype), X.data)
+        return columns, over_columns(X.indptr, renumbered.astype(X.indices.dtype), X.data, columns)
     rows = np.arange(X.shape[0])
     compact = CSR(np.empty_like(X.indptr), np.empty_like(X.indices), np.empty_like(X.data))
     columns = np.empty(X.nnz, dtype=np.intp)
@@ -347,7 +349,14 @@ def compact_block(X):
     order = np.argsort(columns[:count])
     rank = np.empty(count, dtype=compact.indices.dtype)
     rank[order] = np.arange(count, dtype=compact.indices.dtype)
-    return columns[:count][order], compact._replace(indices=rank[compact.indices])
+    return columns[:count][order], over_columns(
+        compact.indptr, rank[compact.indices], compact.data, order
+    )
+
+
+def over_columns(indptr, indices, data, columns):
+    """The CSR arrays of rows over ``columns`` renumbered, as a ``csr_matrix``."""
+    return sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, len(columns)))
 
 
 def learn_shard(engine, state_record, parameters, X, targets, sample_weight, start, layouts):
