@@ -37,7 +37,7 @@ from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
 from ._persistence import SavedState, linear_layout, read_only
 from ._shards import ColumnsRecord, ShardWork
-from ._sklearn_compat import Interval, Options, StrOptions, _check_sample_weight
+from ._sklearn_compat import Interval, Options, StrOptions
 from ._stopping import EarlyStopping
 from ._typing import FloatArray, Function
 from ._validation import (
@@ -47,6 +47,7 @@ from ._validation import (
     check_sparse_indices,
     check_state,
     checked_initial_weights,
+    checked_sample_weight,
     finite_check_of_huge_values,
     stored_starting_z,
 )
@@ -485,7 +486,7 @@ class BaseFTRL(SavedState, BaseEstimator):
             return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
-        return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return checked_sample_weight(sample_weight, X)
 
     # -------------------------------------------------------------- training
     def _validate_params_if_changed(self):
@@ -679,6 +680,13 @@ class BaseFTRL(SavedState, BaseEstimator):
         as the last pass within ``tol`` of that loss had.
         ``False`` stops on the progressive loss of the passes over all rows.
         """
+        if not sample_weight.any():
+            # As scikit-learn's estimators refuse it; a stream's chunk may weigh nothing.
+            raise ValueError(
+                "fit needs a row of non-zero weight: the sample weights of all "
+                f"{len(sample_weight)} rows are 0 (class_weight applied). partial_fit "
+                "takes rows that all weigh nothing, and learns nothing from them."
+            )
         random_state = check_random_state(self.random_state)
         if not self.early_stopping:
             stopping = EarlyStopping(self.tol, self.n_iter_no_change)
