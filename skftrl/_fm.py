@@ -120,10 +120,10 @@ class _FactorizationMachine(BaseFTRL):
             **vars(linear), factor_learning_rate=factor_learning_rate, factor_l2=self.factor_l2
         )
 
-    def _init_state(self, n_outputs, n_features):
+    def _fresh_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""
-        super()._init_state(n_outputs, n_features)
-        z, n, self._initial_factors = new_factor_state(
+        fresh = super()._fresh_state(n_outputs, n_features)
+        z, n, fresh["_initial_factors"] = new_factor_state(
             n_outputs,
             n_features,
             self.n_components,
@@ -133,7 +133,8 @@ class _FactorizationMachine(BaseFTRL):
             random_state=self.random_state,
             initial_n=self.initial_accumulator_value,
         )
-        self.z_factors_, self.n_factors_ = read_only(z), read_only(n)
+        fresh["z_factors_"], fresh["n_factors_"] = read_only(z), read_only(n)
+        return fresh
 
 
 class FMClassifier(_FactorizationMachine, FTRLClassifier):

@@ -259,7 +259,7 @@ class SavedState:
     def __setstate__(self, state):
         # pickle, copy.deepcopy and skops store each z and n as two separate
         # arrays, or only their touched coordinates (see __getstate__): put
-        # them back as _init_state makes them. What the file holds is checked
+        # them back as _fresh_state makes them. What the file holds is checked
         # against the model before anything of its size is allocated.
         state = dict(state)
         self._check_saved_state(state)
