@@ -334,3 +334,22 @@ def test_a_model_fitted_on_a_dataframe_predicts_without_a_feature_name_warning(t
         assert [str(warning.message) for warning in caught] == []
     predicted = read_numbers(run_here(*runs[0], cwd=tmp_path).stdout)[:, 0]
     assert np.allclose(predicted, joblib.load(tmp_path / "model").predict_proba(X)[:, 1])
+
+
+# ------------------------------------------------------------- damaged input
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_damaged_compressed_file_is_one_line_naming_it(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    data = bytearray(compress(b"".join(A9A_HEAD)))
+    data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+    (tmp_path / f"train.svm{suffix}").write_bytes(bytes(data))
+    result = run_here("train", f"train.svm{suffix}", "--n-features", 123, "m", cwd=tmp_path)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        rf"skftrl: error: train\.svm\{suffix}: the \w+ data is damaged \(.+\)\n", result.stderr
+    ), result.stderr
+    assert not (tmp_path / "m").exists()

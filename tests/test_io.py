@@ -5,6 +5,7 @@ import dataclasses
 import gzip
 import io
 import os
+import re
 import stat
 import threading
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from conftest import HAS_NUMBA
+from conftest import HAS_NUMBA, needs_readers_extra
 from skftrl._cli._model_files import atomic_output
 from skftrl._readers._cache import ChunkCache
 from skftrl._readers._chunks import MAX_CLASSES, Chunk, concatenate, rechunk
@@ -575,7 +576,62 @@ def compressed(kind, data):
         ),
         "bz2": bz2.compress,
         "xz": lzma.compress,
+        "zstd": zstd_compress,
     }[kind](data)
+
+
+def zstd_compress(data):
+    import zstandard
+
+    # With a checksum, which damage anywhere breaks.
+    return zstandard.ZstdCompressor(write_checksum=True).compress(data)
+
+
+COMPRESSIONS = ["gzip", "bz2", "xz", pytest.param("zstd", marks=needs_readers_extra)]
+
+
+@pytest.mark.parametrize("kind", COMPRESSIONS)
+@pytest.mark.parametrize("damage", ["first block", "later block", "cut short"])
+def test_damaged_compressed_input_is_an_error_naming_the_file(tmp_path, monkeypatch, kind, damage):
+    import skftrl._readers._sources as sources
+
+    text = random_plain_libsvm(5, n_lines=2000)
+    data = bytearray(compressed(kind, text))
+    if damage == "cut short":
+        del data[-len(data) // 3 :]
+    elif damage == "first block":  # bytes overwritten in the middle of the stream
+        data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+    else:  # a second stream (as `cat` makes) whose header is damaged, read in later blocks
+        second = bytearray(compressed(kind, text))
+        second[6:12] = b"\xff" * 6
+        data += second
+    if damage != "first block":  # read in blocks of 100 bytes: the damage is met in a later one
+        monkeypatch.setattr(sources, "BLOCK_SIZE", 100)
+    path = tmp_path / "data.svm"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}(:\d+)?: .*damaged"):
+        for _ in libsvm_row_chunks(path, 64):
+            pass
+
+
+@pytest.mark.parametrize("block_size", [5, 2**20])
+@pytest.mark.parametrize("then", ["end", "member"])
+def test_gzip_with_trailing_zero_bytes_reads_as_gzip_does(tmp_path, monkeypatch, block_size, then):
+    # gzip -d and Python's gzip module ignore zero bytes after a member
+    # (padding a tape or a block device adds them), and read a member after them.
+    import skftrl._readers._sources as sources
+
+    monkeypatch.setattr(sources, "BLOCK_SIZE", block_size)
+    lines = random_plain_libsvm(9, n_lines=50).splitlines(keepends=True)
+    data = gzip.compress(b"".join(lines[:20])) + b"\0" * 37
+    if then == "member":
+        data += gzip.compress(b"".join(lines[20:])) + b"\0" * 3
+    path = tmp_path / "data.svm"
+    path.write_bytes(data)
+    expected, y = load_svmlight_file(io.BytesIO(gzip.decompress(data)), zero_based=True)
+    chunks = list(libsvm_row_chunks(path, 16))
+    assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+    assert sum(chunk.X.shape[0] for chunk in chunks) == expected.shape[0]
 
 
 @pytest.mark.parametrize("kind", ["plain", "gzip", "gzip members", "bz2", "xz"])

@@ -5,7 +5,8 @@ binary mode; a pipe or a FIFO works as a regular file does. It is opened once
 and read from start to end in blocks (:func:`line_blocks`): plain text, or
 gzip, bz2, xz or zstd compressed (recognised by their first bytes, not by the
 file name; zstd needs the zstandard package, or Python 3.14), with a UTF-8
-byte-order mark skipped. Nothing is read twice, so nothing is lost on a
+byte-order mark skipped; damaged compressed data is a ValueError naming the
+file. Nothing is read twice, so nothing is lost on a
 stream that cannot be rewound. Only the standard library is imported here.
 """
 
@@ -89,6 +90,20 @@ class DataError(ValueError):
         return f"{where}: {self.message}"
 
 
+class DamagedData(ValueError):
+    """Compressed data that its format's decompressor cannot read."""
+
+
+def zstd_errors():
+    """The exception types of the zstd decompressors that are installed."""
+    errors = []
+    for module, name in (("compression.zstd", "ZstdError"), ("zstandard", "ZstdError")):
+        loaded = sys.modules.get(module)  # imported by zstd_decompressor, if at all
+        if loaded is not None and hasattr(loaded, name):
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
 def data_format(path, requested="auto"):
     """``"csv"``, ``"vw"``, ``"parquet"`` or ``"libsvm"``: as requested, else
     from the file name."""
@@ -164,11 +179,12 @@ class ByteSource:
         self.bytes_read = 0
         self.decompressor = None
         self.make_decompressor = None
+        self.compression = None
         self.finished = False
         head = self._read_raw()
         for magic, (name, make) in COMPRESSED.items():
             if head.startswith(magic):
-                self.make_decompressor = make
+                self.compression, self.make_decompressor = name, make
                 self.decompressor = make()
                 if self.decompressor is None:
                     self.close()
@@ -178,7 +194,11 @@ class ByteSource:
                         f"{name}-compressed: reading it needs the zstandard package "
                         "(pip install 'skftrl[readers]')",
                     )
-        self.pending = self._decompress(head) if self.decompressor else head
+        try:
+            self.pending = self._decompress(head) if self.decompressor else head
+        except DamagedData as error:  # (later blocks' errors name their line: line_blocks)
+            self.close()
+            raise DataError(self.path, None, str(error)) from None
         if self.pending.startswith(UTF8_BOM):
             self.pending = self.pending[len(UTF8_BOM) :]
 
@@ -192,15 +212,25 @@ class ByteSource:
 
     def _decompress(self, data):
         """Decompressed ``data``; a new stream starts after the end of the last
-        (gzip files made by concatenation, pbzip2, xz -T)."""
+        (gzip files made by concatenation, pbzip2, xz -T). Zero bytes after a
+        gzip stream are skipped, as ``gzip -d`` skips them (the padding of a
+        tape or a block device). DamagedData where the data is not what its
+        format says."""
         out = []
         while data:
-            out.append(self.decompressor.decompress(data))
+            if self.decompressor.eof:
+                if self.compression == "gzip":
+                    data = data.lstrip(b"\0")
+                    if not data:
+                        break
+                self.decompressor = self.make_decompressor()
+            try:
+                out.append(self.decompressor.decompress(data))
+            except (*DECOMPRESSION_ERRORS, *zstd_errors()) as error:
+                raise DamagedData(f"the {self.compression} data is damaged ({error})") from None
             if not self.decompressor.eof:
                 break
             data = self.decompressor.unused_data
-            if data:
-                self.decompressor = self.make_decompressor()
         return b"".join(out)
 
     def read(self):
@@ -213,8 +243,9 @@ class ByteSource:
             if not raw:
                 self.finished = True
                 if self.decompressor is not None and not self.decompressor.eof:
-                    raise EOFError(
-                        "Compressed file ended before the end-of-stream marker was reached"
+                    raise DamagedData(
+                        f"the {self.compression} data is damaged: it ends before its "
+                        "end-of-stream marker (a file cut short?)"
                     )
                 return b""
             data = self._decompress(raw) if self.decompressor else raw
