@@ -1,8 +1,9 @@
 """Streaming readers: files in chunks of rows, ready for ``partial_fit``.
 
-Each reader takes a path, ``"-"`` (standard input) or a file object opened in
-binary mode, and yields chunks of exactly ``chunk_size`` rows (the last may
-be shorter) as ``(X, y, sample_weight)`` tuples (VW text adds each row's
+Each reader takes a path, ``"-"`` (standard input) or a file object (one in
+text mode is read from where its text is, in its encoding), and yields
+chunks of exactly ``chunk_size`` rows (the last may be shorter) as
+``(X, y, sample_weight)`` tuples (VW text adds each row's
 tag): ``X`` a CSR matrix of a width fixed for the whole file, ``y`` the
 labels and ``sample_weight`` the weights (None where the file has none).
 Text may be plain or compressed with gzip, bz2, xz or zstd, recognised by
@@ -56,8 +57,9 @@ def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, ch
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     n_features : int, default=None
         The width of ``X`` (at least 1): a larger index is an error. Give
         ``n_features`` or ``hash_bits``: a stream cannot be read twice to
@@ -159,8 +161,9 @@ def iter_csv(
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     label_column : str, default=None
         The labels' column: numbers when every label of the first chunk is a
         number, else strings. None reads no labels (``y`` is None).
@@ -374,8 +377,9 @@ def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     hash_bits : int, default=20
         ``X`` has ``2**hash_bits`` columns, 1 to 30 bits.
     interactions : list of str, default=None

@@ -862,3 +862,43 @@ def test_input_specs_are_stored_as_dicts_and_read_back_from_every_version():
     )
     old_csv = {"format": "csv", "label_column": "y", "kinds": {}, "numeric_labels": True}
     assert spec_from_dict({**old_csv, "hash_bits": 4}) == CsvSpec("y", {}, True, 4)
+
+
+@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+def test_a_text_file_object_is_read_from_where_its_text_is(tmp_path, parser):
+    # After a readline(), a text file's binary buffer has read ahead: rows
+    # read from it would be lost. The rest of the text is read, as csv does.
+    from skftrl.readers import iter_csv, iter_libsvm
+
+    lines = ["# exported by a tool\n", "x,y\n"] + [f"{i % 9},{i % 2}\n" for i in range(3000)]
+    path = tmp_path / "data.csv"
+    path.write_text("".join(lines))
+    with open(path, newline="") as text:
+        text.readline()
+        expected = [row for row in csv.reader(text)][1:]
+    with open(path, newline="") as text:
+        text.readline()
+        chunks = list(iter_csv(text, label_column="y", parser=parser, chunk_size=1000))
+    assert np.concatenate([y for _, y, _ in chunks]).tolist() == [float(r[1]) for r in expected]
+    # A text stream without a binary buffer, and LIBSVM text.
+    libsvm = "".join(f"{i % 2} {i % 5 + 1}:1\n" for i in range(100))
+    stream = io.StringIO("1 1:1\n" + libsvm)
+    stream.readline()
+    (chunk,) = iter_libsvm(stream, n_features=6)
+    X, y = load_svmlight_file(io.BytesIO(libsvm.encode()), n_features=6)
+    assert np.array_equal(chunk[1], y) and (chunk[0] != X).nnz == 0
+
+
+def test_a_text_file_object_is_read_in_its_encoding(tmp_path):
+    from skftrl.readers import iter_csv
+
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("city,y\ncafé,1\nrue,0\n".encode("latin-1"))
+    (tmp_path / "utf8.csv").write_text("city,y\ncafé,1\nrue,0\n", encoding="utf-8")
+    with open(path, encoding="latin-1", newline="") as text:
+        (latin,) = iter_csv(text, label_column="y")
+    (utf8,) = iter_csv(tmp_path / "utf8.csv", label_column="y")
+    assert (latin[0] != utf8[0]).nnz == 0
+    with open(path, encoding="utf-8", newline="") as text:  # not its encoding
+        with pytest.raises(ValueError, match=r"latin1\.csv.*utf-8.*'rb'"):
+            list(iter_csv(text, label_column="y"))

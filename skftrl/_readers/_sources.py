@@ -1,13 +1,14 @@
 """Byte sources: an input opened once, read in blocks of whole lines.
 
-An input is a path, ``-`` for standard input, or a file object opened in
-binary mode; a pipe or a FIFO works as a regular file does. It is opened once
-and read from start to end in blocks (:func:`line_blocks`): plain text, or
-gzip, bz2, xz or zstd compressed (recognised by their first bytes, not by the
-file name; zstd needs the zstandard package, or Python 3.14), with a UTF-8
-byte-order mark skipped; damaged compressed data is a ValueError naming the
-file. Nothing is read twice, so nothing is lost on a
-stream that cannot be rewound. Only the standard library is imported here.
+An input is a path, ``-`` for standard input, or a file object (in text
+mode, its text from where it is, as UTF-8); a pipe or a FIFO works as a
+regular file does. It is opened once and read from start to end in blocks
+(:func:`line_blocks`): plain text, or gzip, bz2, xz or zstd compressed
+(recognised by their first bytes, not by the file name; zstd needs the
+zstandard package, or Python 3.14), with a UTF-8 byte-order mark skipped;
+damaged compressed data is a ValueError naming the file. Nothing is read
+twice, so nothing is lost on a stream that cannot be rewound. Only the
+standard library is imported here.
 """
 
 import bz2
@@ -91,7 +92,8 @@ class DataError(ValueError):
 
 
 class DamagedData(ValueError):
-    """Compressed data that its format's decompressor cannot read."""
+    """Data that its format (a compression, a text file's encoding) cannot
+    read: raised by ByteSource without the file's name, which its caller adds."""
 
 
 def zstd_errors():
@@ -151,8 +153,8 @@ def is_regular_file(path):
 
 
 class ByteSource:
-    """An input opened once: a path, ``-`` (standard input) or a binary file
-    object, decompressed if needed.
+    """An input opened once: a path, ``-`` (standard input) or a file object
+    (see :func:`binary_file`), decompressed if needed.
 
     ``read()`` gives the next block of decompressed bytes (``b""`` at the
     end); ``bytes_read`` and ``size`` (None for a stream) tell how far the
@@ -181,7 +183,10 @@ class ByteSource:
         self.make_decompressor = None
         self.compression = None
         self.finished = False
-        head = self._read_raw()
+        try:
+            head = self._read_raw()
+        except DamagedData as error:
+            raise DataError(self.path, None, str(error)) from None
         for magic, (name, make) in COMPRESSED.items():
             if head.startswith(magic):
                 self.compression, self.make_decompressor = name, make
@@ -259,16 +264,34 @@ class ByteSource:
 
 
 def binary_file(file):
-    """A file object's binary stream: itself, or the buffer of a text file."""
+    """A file object's binary stream: itself, or a text file's text as UTF-8."""
     if isinstance(file, io.TextIOBase):
-        buffer = getattr(file, "buffer", None)
-        if buffer is None:
-            raise TypeError(
-                f"{type(file).__name__} is a text stream without a binary buffer: "
-                "open the file in binary mode ('rb') or pass its path"
-            )
-        return buffer
+        return TextAsBytes(file)
     return file
+
+
+class TextAsBytes:
+    """The text of a file object opened in text mode, from where it is, as
+    UTF-8 bytes. Its binary buffer would not do: a text layer reads ahead
+    (a ``readline()`` takes a block), and what it holds would be lost."""
+
+    def __init__(self, text):
+        self.text = text
+        self.encoding = getattr(text, "encoding", None) or "utf-8"
+
+    def read(self, size):
+        # A character is 4 bytes at most: blocks stay within size * 4.
+        try:
+            data = self.text.read(size)
+        except UnicodeDecodeError as error:
+            raise DamagedData(
+                f"not {self.encoding} text ({error}): open the file in binary mode ('rb'), "
+                "or in its encoding"
+            ) from None
+        if not isinstance(data, str):
+            raise TypeError(f"{type(self.text).__name__}.read() gave {type(data).__name__}")
+        # Lone surrogates: bytes that errors="surrogateescape" kept, as they were.
+        return data.encode("utf-8", errors="surrogateescape")
 
 
 def last_line_end(data):
