@@ -584,3 +584,30 @@ def test_standard_input_of_many_blocks_loses_no_row(tmp_path):
     model = joblib.load(tmp_path / "m")
     assert_same_state(model, reference)
     assert model.n_samples_seen_ == 2 * len(A9A_X3)
+
+
+# ------------------------------------------------- a column named --numeric
+@pytest.mark.parametrize("labels", [2, 3], ids=["binary, guessed", "three classes, scanned"])
+@pytest.mark.parametrize("classes", [False, True], ids=["found", "--classes"])
+@pytest.mark.parametrize("where", [5, 42], ids=["first chunk", "later chunk"])
+def test_a_numeric_column_keeps_its_kind_or_the_run_fails(tmp_path, labels, classes, where):
+    rows = ["y,a,b\n"] + [f"{i % labels},{i % 4},{i * 0.5}\n" for i in range(60)]
+    rows[where - 1] = "1,2,n/a?\n"
+    write(tmp_path / "d.csv", rows)
+    given = ["--classes", ",".join(map(str, range(labels)))] if classes else []
+    result = run_here(
+        "train", "d.csv", "m", "--label-column", "y", "--numeric", "b", "--chunk-size", 10,
+        "--quiet", *given, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert re.search(rf"skftrl: error: d\.csv:{where}: .*'n/a\?'", result.stderr), result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_numeric_column_of_whole_numbers_is_read_as_numbers_after_a_scan(tmp_path):
+    rows = ["y,a,b\n"] + [f"{i % 3},{i % 4},{i}\n" for i in range(60)]
+    write(tmp_path / "d.csv", rows)
+    args = ["d.csv", "--label-column", "y", "--numeric", "b", "--chunk-size", 10]
+    for name, given in (("scanned", []), ("given", ["--classes", "0,1,2"])):
+        model, _ = trained(tmp_path, *args, name, *given, name=name)
+        assert model.input_spec_["kinds"] == {"a": "categorical", "b": "numeric"}

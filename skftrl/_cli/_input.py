@@ -25,6 +25,7 @@ import numpy as np
 from .._readers._cache import ChunkCache
 from .._readers._chunks import collect_classes
 from .._readers._csv import (
+    NUMERIC,
     feature_columns,
     first_chunk_kinds,
     first_chunk_labels,
@@ -431,7 +432,9 @@ def csv_input(args, classes, numeric_classes, resources, guess):
                 args.label_column,
                 args.chunk_size,
                 True,
-                columns_of,
+                # The --numeric columns are numeric whatever they hold: the
+                # training pass refuses a value that is not a number.
+                lambda header: [name for name in columns_of(header) if name not in numeric],
                 categorical,
                 progress,
                 delimiter=delimiter,
@@ -445,6 +448,7 @@ def csv_input(args, classes, numeric_classes, resources, guess):
         kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical, numeric)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
+    kinds = {name: NUMERIC if name in numeric else kinds[name] for name in columns_of(header)}
     spec = CsvSpec(
         args.label_column,
         kinds,
