@@ -269,6 +269,30 @@ def test_continuing_a_csv_model(tmp_path):
         assert message in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["csv", "vw"])
+@pytest.mark.parametrize("data", ["-", "more.txt"], ids=["stdin", "unknown suffix"])
+def test_continuing_reads_a_stream_or_an_unnamed_format_as_the_model_does(
+    tmp_path, monkeypatch, kind, data
+):
+    import io
+    import sys
+
+    lines = CLICK_LINES if kind == "csv" else [b"1 |a x y\n", b"-1 |a z\n", b"1 |b x\n"] * 20
+    options = ["--label-column", "clicked"] if kind == "csv" else []
+    write(tmp_path / f"train.{kind}", lines)
+    first = run_here("train", f"train.{kind}", *options, "--model", "model", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    # The reference: the same rows, in a file whose name says their format.
+    named = run_here("train", f"train.{kind}", "-i", "model", "--model", "named", cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    write(tmp_path / "more.txt", lines)
+    data_bytes = (tmp_path / "more.txt").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data_bytes)))
+    result = run_here("train", data, "-i", "model", "--model", "continued", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert_same_state(joblib.load(tmp_path / "continued"), joblib.load(tmp_path / "named"))
+
+
 def test_continuing_a_model_made_in_python(tmp_path):
     X = np.random.RandomState(0).rand(20, 5)
     y = np.arange(20) % 2

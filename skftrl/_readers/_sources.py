@@ -111,11 +111,18 @@ def data_format(path, requested="auto"):
     from the file name."""
     if requested != "auto":
         return requested
+    return named_format(path) or "libsvm"
+
+
+def named_format(path):
+    """The format the end of ``path``'s name says (see FORMAT_SUFFIXES), or None."""
+    if path == "-":
+        return None
     name = uncompressed_name(path)
     for suffix, kind in FORMAT_SUFFIXES.items():
         if name.endswith(suffix):
             return kind
-    return "libsvm"
+    return None
 
 
 def uncompressed_name(path):
