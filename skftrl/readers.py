@@ -337,7 +337,7 @@ def iter_parquet(
     (2, array([1., 0., 0.]))
     """
     try:
-        from ._readers._parquet import Columns, open_parquet, read_parquet
+        from ._readers._parquet import Columns, check_column_types, open_parquet, read_parquet
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
     hasher = ColumnHasher() if hasher is None else hasher
@@ -346,6 +346,9 @@ def iter_parquet(
     name = source_name(source)
     names = parquet.schema_arrow.names
     features = feature_columns(name, names, label_column, weight_column, columns)
+    check_column_types(
+        parquet, name, features, lambda nested: "of columns=", label_column=label_column
+    )
     columns = Columns(features, label_column, weight_column)
     chunks = read_parquet(parquet, name, hasher, columns, chunk_size)
     for chunk in chunks:

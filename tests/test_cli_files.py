@@ -37,6 +37,7 @@ from test_cli import (
     write,
 )
 
+from conftest import needs_readers_extra
 from skftrl import FTRLClassifier
 from skftrl._cli._model_files import output_target  # see the module's docstring
 
@@ -377,3 +378,50 @@ def test_a_damaged_compressed_file_is_one_line_naming_it(tmp_path, suffix):
         rf"skftrl: error: train\.svm\{suffix}: the \w+ data is damaged \(.+\)\n", result.stderr
     ), result.stderr
     assert not (tmp_path / "m").exists()
+
+
+# ------------------------------------------------------------- Parquet files
+@pytest.fixture
+def nested_parquet(tmp_path):
+    """A Parquet file with a column of lists and one of structs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "y": [0, 1, 0, 1] * 5,
+            "a": [1.5, 2.5, 3.5, 0.5] * 5,
+            "tags": [["x"], ["y", "z"], [], None] * 5,
+            "place": [{"lat": 1.0}, {"lat": 2.0}, None, {"lat": 3.0}] * 5,
+        }
+    )
+    pq.write_table(table, tmp_path / "nested.parquet")
+    pq.write_table(table.slice(0, 0), tmp_path / "empty.parquet")
+    return tmp_path
+
+
+@needs_readers_extra
+def test_a_parquet_column_of_lists_or_structs_is_refused_by_name(nested_parquet):
+    train = ["train", "nested.parquet", "m", "--label-column", "y"]
+    result = run_here(*train, cwd=nested_parquet)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        r"skftrl: error: nested\.parquet: the columns 'tags' \(list<.*>\) and 'place' "
+        r"\(struct<.*>\) hold neither numbers nor text: leave them out with "
+        r"--ignore tags,place\n",
+        result.stderr,
+    ), result.stderr
+    left_out = run_here(*train, "--ignore", "tags,place", cwd=nested_parquet)
+    assert left_out.returncode == 0, left_out.stderr
+    assert joblib.load(nested_parquet / "m").input_spec_["features"] == ["a"]
+
+
+@needs_readers_extra
+@pytest.mark.parametrize("given", [[], ["--classes", "0,1"]])
+def test_a_parquet_file_without_rows_has_no_data_rows(nested_parquet, given):
+    train = ["train", "empty.parquet", "m", "--label-column", "y", "--ignore", "tags,place"]
+    result = run_here(*train, *given, cwd=nested_parquet)
+    assert (result.returncode, result.stderr) == (
+        1,
+        "skftrl: error: empty.parquet: no data rows\n",
+    )

@@ -902,3 +902,18 @@ def test_a_text_file_object_is_read_in_its_encoding(tmp_path):
     with open(path, encoding="utf-8", newline="") as text:  # not its encoding
         with pytest.raises(ValueError, match=r"latin1\.csv.*utf-8.*'rb'"):
             list(iter_csv(text, label_column="y"))
+
+
+@needs_readers_extra
+def test_iter_parquet_refuses_a_column_of_lists_by_name(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skftrl.readers import iter_parquet
+
+    table = pa.table({"y": [0, 1], "a": [1.5, 2.5], "tags": [["x"], ["y", "z"]]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match=r"t\.parquet: the column 'tags' \(list<.*>\) holds"):
+        list(iter_parquet(tmp_path / "t.parquet", label_column="y"))
+    (X, y, _), *rest = iter_parquet(tmp_path / "t.parquet", label_column="y", columns=["a"])
+    assert rest == [] and y.tolist() == [0, 1] and X.shape[0] == 2

@@ -353,6 +353,7 @@ def parquet_input(args, classes, numeric_classes, estimator):
     options; the classes from its label column, read alone, unless --classes."""
     try:
         from .._readers._parquet import (
+            check_column_types,
             check_columns,
             holds_numbers,
             is_integer_type,
@@ -373,6 +374,13 @@ def parquet_input(args, classes, numeric_classes, estimator):
         schema = parquet.schema_arrow
         check_columns(parquet, args.data, [args.label_column])
         features = columns_of(schema.names)
+        check_column_types(
+            parquet,
+            args.data,
+            features,
+            lambda nested: f"with --ignore {','.join(nested)}",
+            label_column=args.label_column,
+        )
         # Integers are ids and codes, as whole numbers are in CSV, unless
         # --numeric names them: the model file lists them as categorical.
         categorical = categorical + [
@@ -386,6 +394,8 @@ def parquet_input(args, classes, numeric_classes, estimator):
         n_rows = None
         if args.task == "classify" and classes is None:
             n_rows, classes = scan_labels(parquet, args.data, args.label_column)
+            if n_rows == 0:
+                raise DataError(args.data, None, "no data rows")
     if classes is not None and numeric_classes is not None and numeric_classes != numeric_labels:
         raise UsageError(
             f"--classes {args.classes}: the label column {args.label_column!r} holds "
