@@ -611,3 +611,14 @@ def test_a_numeric_column_of_whole_numbers_is_read_as_numbers_after_a_scan(tmp_p
     for name, given in (("scanned", []), ("given", ["--classes", "0,1,2"])):
         model, _ = trained(tmp_path, *args, name, *given, name=name)
         assert model.input_spec_["kinds"] == {"a": "categorical", "b": "numeric"}
+
+
+@pytest.mark.parametrize("delimiter", ["é", "\0", "ab", '"'])
+def test_a_delimiter_neither_parser_takes_is_a_usage_error(tmp_path, delimiter):
+    write(tmp_path / "d.csv", ["y,a\n", "1,2\n", "0,3\n"])
+    result = run_here(
+        "train", "d.csv", "m", "--label-column", "y", "--delimiter", delimiter, cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert "a line end, ASCII and not NUL" in result.stderr, result.stderr
+    assert not (tmp_path / "m").exists()

@@ -917,3 +917,13 @@ def test_iter_parquet_refuses_a_column_of_lists_by_name(tmp_path):
         list(iter_parquet(tmp_path / "t.parquet", label_column="y"))
     (X, y, _), *rest = iter_parquet(tmp_path / "t.parquet", label_column="y", columns=["a"])
     assert rest == [] and y.tolist() == [0, 1] and X.shape[0] == 2
+
+
+@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+def test_iter_csv_refuses_a_delimiter_that_is_not_one_ascii_character(parser):
+    from skftrl.readers import iter_csv
+
+    for delimiter in ["é", "\0"]:
+        text = f"y{delimiter}a\n1{delimiter}2\n".encode()
+        with pytest.raises(ValueError, match="a line end, ASCII and not NUL"):
+            list(iter_csv(io.BytesIO(text), label_column="y", delimiter=delimiter, parser=parser))
