@@ -11,6 +11,7 @@ deviances against scikit-learn's ``mean_poisson_deviance``.
 """
 
 import argparse
+import csv
 import io
 import re
 import subprocess
@@ -387,6 +388,23 @@ def test_predict_writes_each_rows_id_from_a_csv_column(tmp_path):
     )
     assert [line.split()[1] for line in labelled.stdout.splitlines()] == ids
     assert {line.split()[0] for line in labelled.stdout.splitlines()} <= {"yes", "no"}
+
+
+def test_an_id_holding_a_line_end_stays_on_its_rows_line(tmp_path):
+    write(tmp_path / "train.csv", CLICK_LINES)
+    trained(tmp_path, "train.csv", "m", "--label-column", "clicked")
+    header, *rows = CLICK_LINES
+    ids = ["a", "b\nc", "d\r\ne", "f\rg"]
+    quoted = ['"' + row_id + '"' for row_id in ids]
+    lines = [f"id,{header}"] + [f"{q},{row}" for q, row in zip(quoted, rows)]
+    write(tmp_path / "new.csv", lines)
+    text = "".join(lines)
+    assert [row[0] for row in csv.reader(io.StringIO(text, newline=""))][1:] == ids
+    result = run_here("predict", "new.csv", "m", "--id-column", "id", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    plain = run_here("predict", "train.csv", "m", cwd=tmp_path).stdout.split("\n")[: len(ids)]
+    escaped = ["a", "b\\nc", "d\\r\\ne", "f\\rg"]
+    assert result.stdout.split("\n") == [f"{p} {e}" for p, e in zip(plain, escaped)] + [""]
 
 
 def test_id_column_errors(tmp_path, a9a_dir):
