@@ -170,8 +170,8 @@ def iter_csv(
     weight_column : str, default=None
         The sample weights' column (numbers >= 0), read with the labels.
     columns : list of str, default=None
-        The feature columns; by default every column but the label and the
-        weights.
+        The feature columns (neither the label nor the weights); by default
+        every column but the label and the weights.
     hasher : ColumnHasher, default=None
         What hashes the feature columns (its ``hash_bits``, ``categorical``
         and ``interactions``); by default ``ColumnHasher()``.
@@ -222,8 +222,7 @@ def iter_csv(
     ...     print(X.shape, y)
     (3, 256) [1. 0. 0.]
     """
-    if weight_column is not None and label_column is None:
-        raise ValueError("weight_column is read with the labels: give label_column too")
+    check_roles(label_column, weight_column, columns)
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
@@ -261,6 +260,22 @@ def iter_csv(
         )
         for chunk in chunks:
             yield chunk.X, chunk.y, chunk.sample_weight
+
+
+def check_roles(label_column, weight_column, columns):
+    """A ValueError where the label, weight and feature columns overlap:
+    a column is one of them at most."""
+    if weight_column is not None and label_column is None:
+        raise ValueError("weight_column is read with the labels: give label_column too")
+    if weight_column is not None and weight_column == label_column:
+        raise ValueError(f"weight_column and label_column are both {label_column!r}")
+    if columns is not None:
+        for role, column in (("label", label_column), ("weight", weight_column)):
+            if column is not None and column in columns:
+                raise ValueError(
+                    f"columns holds the {role} column {column!r}: a feature column is "
+                    f"neither the label nor the weights"
+                )
 
 
 def feature_columns(path, header, label_column, weight_column, columns):
@@ -304,8 +319,8 @@ def iter_parquet(
     weight_column : str, default=None
         The sample weights' column (numbers >= 0).
     columns : list of str, default=None
-        The feature columns; by default every column but the label and the
-        weights.
+        The feature columns (neither the label nor the weights); by default
+        every column but the label and the weights.
     hasher : ColumnHasher, default=None
         What hashes the feature columns; by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
@@ -340,6 +355,7 @@ def iter_parquet(
         from ._readers._parquet import Columns, check_column_types, open_parquet, read_parquet
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
+    check_roles(label_column, weight_column, columns)
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     parquet = open_parquet(source)

@@ -927,3 +927,27 @@ def test_iter_csv_refuses_a_delimiter_that_is_not_one_ascii_character(parser):
         text = f"y{delimiter}a\n1{delimiter}2\n".encode()
         with pytest.raises(ValueError, match="a line end, ASCII and not NUL"):
             list(iter_csv(io.BytesIO(text), label_column="y", delimiter=delimiter, parser=parser))
+
+
+@pytest.mark.parametrize("reader", ["csv", pytest.param("parquet", marks=needs_readers_extra)])
+def test_the_label_weight_and_feature_columns_do_not_overlap(tmp_path, reader):
+    from skftrl import readers
+
+    if reader == "csv":
+        source = tmp_path / "t.csv"
+        source.write_text("y,w,a\n1,1,2\n0,2,3\n")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        source = tmp_path / "t.parquet"
+        pq.write_table(pa.table({"y": [1, 0], "w": [1.0, 2.0], "a": [2, 3]}), source)
+    read = getattr(readers, f"iter_{reader}")
+    with pytest.raises(ValueError, match="weight_column and label_column are both 'y'"):
+        list(read(source, label_column="y", weight_column="y"))
+    with pytest.raises(ValueError, match="columns holds the label column 'y'"):
+        list(read(source, label_column="y", columns=["a", "y"]))
+    with pytest.raises(ValueError, match="columns holds the weight column 'w'"):
+        list(read(source, label_column="y", weight_column="w", columns=["w"]))
+    ((X, y, w),) = read(source, label_column="y", weight_column="w", columns=["a"])
+    assert y.tolist() == [1, 0] and w.tolist() == [1, 2] and X.shape[0] == 2

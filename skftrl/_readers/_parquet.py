@@ -188,6 +188,7 @@ def check_column_types(parquet, name, features, leave_out, label_column=None):
     Parquet file that hold neither numbers nor text (lists, structs, maps):
     ``leave_out`` says how to leave features out."""
     schema = parquet.schema_arrow
+    check_columns(parquet, name, [*features, *filter(None, [label_column])])
     if label_column is not None and pa.types.is_nested(schema.field(label_column).type):
         kind = schema.field(label_column).type
         raise DataError(
