@@ -853,7 +853,10 @@ BAD_INPUT = {
     "truncated gzip": (
         {"train.svm.gz": "truncated gzip"},
         ["train", "train.svm.gz", "--model", "model"],
-        re.compile(r"train\.svm\.gz: unreadable after line \d+: Compressed file ended.*"),
+        re.compile(
+            r"train\.svm\.gz: unreadable after line \d+: the gzip data is damaged: "
+            r"it ends before its end-of-stream marker \(a file cut short\?\)"
+        ),
     ),
     "missing training file": (
         {},

@@ -68,12 +68,18 @@ def csv_reader(text, delimiter, strict=False):
 
 
 def check_delimiter(delimiter):
-    """Raise a ValueError unless ``delimiter`` can separate CSV fields: one
-    character, not a quote or a line end."""
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+    """Raise a ValueError unless ``delimiter`` can separate CSV fields, for
+    both parsers: one ASCII character (pyarrow's takes no other), not NUL, a
+    quote or a line end."""
+    if (
+        not isinstance(delimiter, str)
+        or len(delimiter) != 1
+        or not "\x01" <= delimiter <= "\x7f"
+        or delimiter in '"\r\n'
+    ):
         raise ValueError(
-            "the delimiter must be one character other than a quote or a line end "
-            f"(',' or '\\t', say); got {delimiter!r}"
+            "the delimiter must be one character other than a quote or a line end, "
+            f"ASCII and not NUL, as both parsers take it (',' or '\\t', say); got {delimiter!r}"
         )
 
 

@@ -1,12 +1,14 @@
 """Byte sources: an input opened once, read in blocks of whole lines.
 
-An input is a path, ``-`` for standard input, or a file object opened in
-binary mode; a pipe or a FIFO works as a regular file does. It is opened once
-and read from start to end in blocks (:func:`line_blocks`): plain text, or
-gzip, bz2, xz or zstd compressed (recognised by their first bytes, not by the
-file name; zstd needs the zstandard package, or Python 3.14), with a UTF-8
-byte-order mark skipped. Nothing is read twice, so nothing is lost on a
-stream that cannot be rewound. Only the standard library is imported here.
+An input is a path, ``-`` for standard input, or a file object (in text
+mode, its text from where it is, as UTF-8); a pipe or a FIFO works as a
+regular file does. It is opened once and read from start to end in blocks
+(:func:`line_blocks`): plain text, or gzip, bz2, xz or zstd compressed
+(recognised by their first bytes, not by the file name; zstd needs the
+zstandard package, or Python 3.14), with a UTF-8 byte-order mark skipped;
+damaged compressed data is a ValueError naming the file. Nothing is read
+twice, so nothing is lost on a stream that cannot be rewound. Only the
+standard library is imported here.
 """
 
 import bz2
@@ -95,16 +97,38 @@ class DataError(ValueError):
         return f"{where}: {self.message}"
 
 
+class DamagedData(ValueError):
+    """Data that its format (a compression, a text file's encoding) cannot
+    read: raised by ByteSource without the file's name, which its caller adds."""
+
+
+def zstd_errors():
+    """The exception types of the zstd decompressors that are installed."""
+    errors = []
+    for module, name in (("compression.zstd", "ZstdError"), ("zstandard", "ZstdError")):
+        loaded = sys.modules.get(module)  # imported by zstd_decompressor, if at all
+        if loaded is not None and hasattr(loaded, name):
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
 def data_format(path, requested="auto"):
     """``"csv"``, ``"vw"``, ``"parquet"`` or ``"libsvm"``: as requested, else
     from the file name."""
     if requested != "auto":
         return requested
+    return named_format(path) or "libsvm"
+
+
+def named_format(path):
+    """The format the end of ``path``'s name says (see FORMAT_SUFFIXES), or None."""
+    if path == "-":
+        return None
     name = uncompressed_name(path)
     for suffix, kind in FORMAT_SUFFIXES.items():
         if name.endswith(suffix):
             return kind
-    return "libsvm"
+    return None
 
 
 def uncompressed_name(path):
@@ -142,8 +166,8 @@ def is_regular_file(path):
 
 
 class ByteSource:
-    """An input opened once: a path, ``-`` (standard input) or a binary file
-    object, decompressed if needed.
+    """An input opened once: a path, ``-`` (standard input) or a file object
+    (see :func:`binary_file`), decompressed if needed.
 
     ``read()`` gives the next block of decompressed bytes (``b""`` at the
     end); ``bytes_read`` and ``size`` (None for a stream) tell how far the
@@ -170,11 +194,15 @@ class ByteSource:
         self.bytes_read = 0
         self.decompressor = None
         self.make_decompressor = None
+        self.compression = None
         self.finished = False
-        head = self._read_raw()
+        try:
+            head = self._read_raw()
+        except DamagedData as error:
+            raise DataError(self.path, None, str(error)) from None
         for magic, (name, make) in COMPRESSED.items():
             if head.startswith(magic):
-                self.make_decompressor = make
+                self.compression, self.make_decompressor = name, make
                 self.decompressor = make()
                 if self.decompressor is None:
                     self.close()
@@ -184,7 +212,11 @@ class ByteSource:
                         f"{name}-compressed: reading it needs the zstandard package "
                         "(pip install 'skftrl[readers]')",
                     )
-        self.pending = self._decompress(head) if self.decompressor else head
+        try:
+            self.pending = self._decompress(head) if self.decompressor else head
+        except DamagedData as error:  # (later blocks' errors name their line: line_blocks)
+            self.close()
+            raise DataError(self.path, None, str(error)) from None
         if self.pending.startswith(UTF8_BOM):
             self.pending = self.pending[len(UTF8_BOM) :]
 
@@ -198,15 +230,25 @@ class ByteSource:
 
     def _decompress(self, data):
         """Decompressed ``data``; a new stream starts after the end of the last
-        (gzip files made by concatenation, pbzip2, xz -T)."""
+        (gzip files made by concatenation, pbzip2, xz -T). Zero bytes after a
+        gzip stream are skipped, as ``gzip -d`` skips them (the padding of a
+        tape or a block device). DamagedData where the data is not what its
+        format says."""
         out = []
         while data:
-            out.append(self.decompressor.decompress(data))
+            if self.decompressor.eof:
+                if self.compression == "gzip":
+                    data = data.lstrip(b"\0")
+                    if not data:
+                        break
+                self.decompressor = self.make_decompressor()
+            try:
+                out.append(self.decompressor.decompress(data))
+            except (*DECOMPRESSION_ERRORS, *zstd_errors()) as error:
+                raise DamagedData(f"the {self.compression} data is damaged ({error})") from None
             if not self.decompressor.eof:
                 break
             data = self.decompressor.unused_data
-            if data:
-                self.decompressor = self.make_decompressor()
         return b"".join(out)
 
     def read(self):
@@ -219,8 +261,9 @@ class ByteSource:
             if not raw:
                 self.finished = True
                 if self.decompressor is not None and not self.decompressor.eof:
-                    raise EOFError(
-                        "Compressed file ended before the end-of-stream marker was reached"
+                    raise DamagedData(
+                        f"the {self.compression} data is damaged: it ends before its "
+                        "end-of-stream marker (a file cut short?)"
                     )
                 return b""
             data = self._decompress(raw) if self.decompressor else raw
@@ -234,16 +277,34 @@ class ByteSource:
 
 
 def binary_file(file):
-    """A file object's binary stream: itself, or the buffer of a text file."""
+    """A file object's binary stream: itself, or a text file's text as UTF-8."""
     if isinstance(file, io.TextIOBase):
-        buffer = getattr(file, "buffer", None)
-        if buffer is None:
-            raise TypeError(
-                f"{type(file).__name__} is a text stream without a binary buffer: "
-                "open the file in binary mode ('rb') or pass its path"
-            )
-        return buffer
+        return TextAsBytes(file)
     return file
+
+
+class TextAsBytes:
+    """The text of a file object opened in text mode, from where it is, as
+    UTF-8 bytes. Its binary buffer would not do: a text layer reads ahead
+    (a ``readline()`` takes a block), and what it holds would be lost."""
+
+    def __init__(self, text):
+        self.text = text
+        self.encoding = getattr(text, "encoding", None) or "utf-8"
+
+    def read(self, size):
+        # A character is 4 bytes at most: blocks stay within size * 4.
+        try:
+            data = self.text.read(size)
+        except UnicodeDecodeError as error:
+            raise DamagedData(
+                f"not {self.encoding} text ({error}): open the file in binary mode ('rb'), "
+                "or in its encoding"
+            ) from None
+        if not isinstance(data, str):
+            raise TypeError(f"{type(self.text).__name__}.read() gave {type(data).__name__}")
+        # Lone surrogates: bytes that errors="surrogateescape" kept, as they were.
+        return data.encode("utf-8", errors="surrogateescape")
 
 
 def last_line_end(data, stop=None):
