@@ -9,7 +9,7 @@ from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_non_negative
 
-from ._base import BaseFTRL, Estimator, unchanged_on_error
+from ._base import BaseFTRL, Estimator
 from ._engines import get_loss
 from ._sklearn_compat import (
     StrOptions,
@@ -17,6 +17,7 @@ from ._sklearn_compat import (
     _fit_context,
     is_pandas_na,
 )
+from ._transaction import unchanged_on_error
 from ._typing import (
     ArrayLike,
     ClassWeight,

@@ -1,11 +1,6 @@
-"""FMClassifier and FMRegressor: factorization machines trained with FTRL-Proximal.
-
-Each is its FTRL estimator plus the factors: the validation, the passes of
-fit and partial_fit, early stopping, warm start, loss_curve_ and persistence
-are the linear estimators' (:mod:`._base`); this module adds the model family
-(``"fm"``, whose engines learn and score, docs/fm_math.rst), the factors'
-parameters, their fresh state and their initial values for compact saving.
-"""
+"""FMClassifier and FMRegressor: factorization machines trained with FTRL-Proximal,
+each its FTRL estimator (:mod:`._base`) plus the model family ``"fm"`` of
+:class:`_FactorizationMachine` (docs/fm_math.rst)."""
 
 from numbers import Integral, Real
 from typing import Optional
@@ -18,7 +13,7 @@ from ._classifier import FTRLClassifier
 from ._engines import FMParameters, FMState
 from ._engines._math import new_factor_layout, weights_from_state
 from ._engines._records import (
-    check_factor_record,
+    check_saved_factors,
     initial_factor_blocks,
     initial_factor_n,
     new_factor_state,
@@ -49,13 +44,11 @@ def factors_of_columns(estimator, columns):
 
 
 class _FactorizationMachine(BaseFTRL):
-    """What a factorization machine adds to an FTRL estimator (a mixin): the
-    family's name and records, the factors' parameters, their fresh state and
-    their initial values for compact saving."""
+    """What a factorization machine adds to an FTRL estimator (a mixin): the family's
+    name and records, the factors' parameters, fresh state and saved initial values."""
 
     _fm_parameter_constraints: dict = {
-        # The initial factors are stored through z with the proximal strength
-        # beta / factor_learning_rate (docs/fm_math.rst): beta = 0 would lose them.
+        # The initial factors are kept in z through beta / factor_learning_rate: 0 loses them.
         "beta": [Interval(Real, 0, None, closed="neither")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "init_stdev": [Interval(Real, 0, None, closed="left")],
@@ -64,10 +57,9 @@ class _FactorizationMachine(BaseFTRL):
     }
     _family = "fm"
     _state_record = FMState
-    # The factors are saved as the coordinates training has changed, when
-    # that is smaller: the untouched ones hold the random initial factors,
-    # drawn again on loading from the generator's state kept when they were
-    # first drawn.
+    # The factors are saved as the coordinates training has changed, when that is smaller:
+    # the untouched ones hold the random initial factors, drawn again on loading from the
+    # generator's state kept when they were first drawn.
     _SAVED_PAIRS = (
         *BaseFTRL._SAVED_PAIRS,
         ("z_factors_", "n_factors_", "_touched_factors", new_factor_layout),
@@ -84,23 +76,12 @@ class _FactorizationMachine(BaseFTRL):
 
     def _check_saved_state(self, state):
         super()._check_saved_state(state)
-        if "z_factors_" in state or "_touched_factors" in state:
-            if "_initial_factors" not in state:
-                raise ValueError(
-                    "the model's saved state has no _initial_factors: the file is damaged"
-                )
-            check_factor_record(state["_initial_factors"])
-            created = state.get("_state_parameters", {}).get("n_components", 1)
-            if not isinstance(created, Integral) or isinstance(created, bool) or created < 1:
-                raise ValueError(
-                    f"the model's saved n_components is {created!r}, not a positive "
-                    "integer: the file is damaged"
-                )
+        check_saved_factors(state)
 
     def _state_shapes(self):
         shapes = super()._state_shapes()
-        # The n_components the state was made with (a later one is refused by
-        # the next pass, and predictions use the state's).
+        # The n_components the state was made with (a later one is refused by the next
+        # pass, and predictions use the state's).
         created = getattr(self, "_state_parameters", {}).get("n_components", self.n_components)
         shapes["z_factors"] = shapes["n_factors"] = (*shapes["z"], created)
         return shapes
@@ -259,8 +240,7 @@ class FMClassifier(_FactorizationMachine, FTRLClassifier):
         factor sums) comes from the state at the batch's start, then each
         touched coordinate takes one FTRL step with the batch's summed
         gradients and summed squared gradients (the factor penalty counted
-        once per row). Without numba it is the fast choice; see
-        :ref:`benchmarks` for its speed and held-out loss. Range [1, inf).
+        once per row): the fast choice without numba. Range [1, inf).
 
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row pass (``batch_size=1``).
@@ -584,8 +564,7 @@ class FMRegressor(_FactorizationMachine, FTRLRegressor):
         factor sums) comes from the state at the batch's start, then each
         touched coordinate takes one FTRL step with the batch's summed
         gradients and summed squared gradients (the factor penalty counted
-        once per row). Without numba it is the fast choice; see
-        :ref:`benchmarks` for its speed and held-out loss. Range [1, inf).
+        once per row): the fast choice without numba. Range [1, inf).
 
     engine : {"auto", "numpy", "numba"}, default="auto"
         Implementation of the exact per-row pass (``batch_size=1``).

@@ -6,10 +6,11 @@ from typing import Optional
 import numpy as np
 from sklearn.base import RegressorMixin
 
-from ._base import BaseFTRL, Estimator, unchanged_on_error
+from ._base import BaseFTRL, Estimator
 from ._engines import get_loss
 from ._engines._losses import REGRESSION_LOSSES
 from ._sklearn_compat import Interval, StrOptions, _fit_context
+from ._transaction import unchanged_on_error
 from ._typing import (
     ArrayLike,
     EarlyStopping,

@@ -23,8 +23,8 @@ from sklearn.exceptions import NotFittedError
 import skftrl._fm
 from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
-from skftrl._base import _LEARNING_LOCKS, learning_lock
 from skftrl._engines import prediction_engine
+from skftrl._transaction import _LEARNING_LOCKS, learning_lock
 
 N_THREADS = 2
 CALLS_PER_THREAD = 12

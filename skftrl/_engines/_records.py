@@ -12,6 +12,7 @@ that alone, whatever the family. A :class:`Family` names the engines of one fami
 
 import math
 from dataclasses import dataclass, replace
+from numbers import Integral
 from typing import NamedTuple
 
 import numpy as np
@@ -195,6 +196,23 @@ def check_factor_record(record):
                 else type(array).__name__
             )
             raise damaged(f"holds {name} as {got}, not {np.dtype(dtype).name} {shape}")
+
+
+def check_saved_factors(state):
+    """Refuse the saved state of a factorization machine whose record of the
+    initial factors is missing or damaged, or whose n_components is not a
+    positive integer, with a ValueError naming it."""
+    if "z_factors_" not in state and "_touched_factors" not in state:
+        return
+    if "_initial_factors" not in state:
+        raise ValueError("the model's saved state has no _initial_factors: the file is damaged")
+    check_factor_record(state["_initial_factors"])
+    created = state.get("_state_parameters", {}).get("n_components", 1)
+    if not isinstance(created, Integral) or isinstance(created, bool) or created < 1:
+        raise ValueError(
+            f"the model's saved n_components is {created!r}, not a positive integer: "
+            "the file is damaged"
+        )
 
 
 def initial_factor_n(record):
