@@ -18,6 +18,7 @@ NEEDS = {
     "guide/hashing.rst": ["pandas"],
     "guide/files.rst": ["pandas"],
     "guide/pipelines.rst": ["pandas"],
+    "guide/fm.rst": ["pandas"],
     "guide/persistence.rst": ["skops"],
     "guide/parallel.rst": ["dask", "distributed", "dask_ml"],
 }
@@ -34,7 +35,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         missing = _missing(item.path)
         if missing:
-            reason = f"needs {', '.join(missing)}, which is not installed"
+            reason = f"needs {', '.join(missing)} (not installed)"
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
