@@ -7,6 +7,7 @@ and the initial values of what they save compactly (docs: developers,
 "Adding a model family")."""
 
 import contextvars
+import dataclasses
 import functools
 import threading
 import warnings
@@ -37,7 +38,7 @@ from ._engines._rounds import apply_changes, state_of_columns
 from ._engines._undo import writable
 from ._persistence import SavedState, linear_layout, read_only
 from ._shards import ColumnsRecord, ShardWork
-from ._sklearn_compat import Interval, Options, StrOptions, _check_sample_weight
+from ._sklearn_compat import Interval, Options, StrOptions
 from ._stopping import EarlyStopping
 from ._typing import FloatArray, Function
 from ._validation import (
@@ -47,6 +48,7 @@ from ._validation import (
     check_sparse_indices,
     check_state,
     checked_initial_weights,
+    checked_sample_weight,
     finite_check_of_huge_values,
     stored_starting_z,
 )
@@ -290,7 +292,7 @@ class BaseFTRL(SavedState, BaseEstimator):
         "dtype": [Options(type, {np.float64, np.float32})],
     }
     # Parameters read only when a state is created (besides dtype, which the
-    # state's arrays record): _init_state records them, each pass checks them.
+    # state's arrays record): _fresh_state records them, each pass checks them.
     _STATE_PARAMETERS: tuple[str, ...] = ("initial_accumulator_value",)
 
     # The state's pairs of per-feature arrays as a saved model keeps them: the
@@ -310,6 +312,17 @@ class BaseFTRL(SavedState, BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "z_")
+
+    # A pickle or a copy made while another thread's learning call runs waits
+    # for it to end: it holds the model as a call left it, never a pass part
+    # way through (a checkpoint can always be loaded, and learns on from there).
+    def __getstate__(self):
+        with learning_lock(self):
+            return super().__getstate__()
+
+    def __copy__(self):
+        with learning_lock(self):
+            return super().__copy__()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -377,52 +390,55 @@ class BaseFTRL(SavedState, BaseEstimator):
         """The model's prediction cache (a throwaway one for a state set by hand)."""
         return self.__dict__.get("_prediction_cache") or PredictionCache()
 
-    def _init_state(self, n_outputs, n_features):
-        """A fresh state: ``z = 0`` and ``n = initial_accumulator_value``.
-
-        Sets ``z_``, ``n_``, the intercept's, the prediction cache and the
-        records of training.
-        """
-        self._check_initial_accumulator_value()
-        self._state_parameters = {name: getattr(self, name) for name in self._STATE_PARAMETERS}
+    def _fresh_state(self, n_outputs, n_features):
+        """The attributes of a fresh state, not set yet: ``z = 0`` and
+        ``n = initial_accumulator_value`` (``z_``, ``n_``, the intercept's),
+        the prediction cache and the records of training."""
         z, n = new_state(n_outputs, n_features, self.dtype, self.initial_accumulator_value)
-        self.z_, self.n_ = read_only(z), read_only(n)
-        self.z_intercept_ = np.zeros(n_outputs, dtype=np.float64)
-        self.n_intercept_ = np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64)
-        self._prediction_cache = PredictionCache()
-        self.n_samples_seen_ = 0
-        self.loss_curve_ = []
-        self.validation_scores_ = self.best_validation_score_ = self.best_iteration_ = None
-        call = _TRAINING_CALL.get()
-        if call is not None:
-            call.fresh_z = self.z_
+        return {
+            "_state_parameters": {name: getattr(self, name) for name in self._STATE_PARAMETERS},
+            "z_": read_only(z),
+            "n_": read_only(n),
+            "z_intercept_": np.zeros(n_outputs, dtype=np.float64),
+            "n_intercept_": np.full(n_outputs, self.initial_accumulator_value, dtype=np.float64),
+            "_prediction_cache": PredictionCache(),
+            "n_samples_seen_": 0,
+            "loss_curve_": [],
+            "validation_scores_": None,
+            "best_validation_score_": None,
+            "best_iteration_": None,
+        }
 
     def _new_state(self, n_outputs, n_features, coef_init=None, intercept_init=None):
-        """:meth:`_init_state`, with ``z`` set where ``coef_init`` and
-        ``intercept_init`` are given so that the weights are theirs (docs:
-        "Starting from given weights"). They are checked first."""
+        """Set a fresh state (:meth:`_fresh_state`), with ``z`` set where
+        ``coef_init`` and ``intercept_init`` are given so that the weights are
+        theirs (docs: "Starting from given weights"). They are checked first."""
         meaning = "1 for two classes, one per class for more" if is_classifier(self) else "1"
         coef, intercept = checked_initial_weights(
             coef_init, intercept_init, (n_outputs, n_features), meaning, self.fit_intercept
         )
-        self._init_state(n_outputs, n_features)
+        self._check_initial_accumulator_value()
+        fresh = self._fresh_state(n_outputs, n_features)
         parameters = self._parameters()
-        rate, beta, power = (
-            parameters.learning_rate,
-            parameters.beta,
-            parameters.learning_rate_power,
-        )
         if coef is not None:
             # Only the non-zero weights are written: the untouched pages of a
             # wide state stay unallocated.
             outputs, features = np.nonzero(coef)
-            n = self.n_[outputs, features].astype(np.float64)
-            l1, l2 = parameters.l1, parameters.l2
-            z = z_of_weights(coef[outputs, features], n, rate, beta, l1, l2, power)
-            writable(self.z_)[outputs, features] = stored_starting_z(z, "coef_init", self.dtype)
+            n = fresh["n_"][outputs, features].astype(np.float64)
+            z = z_of_weights(coef[outputs, features], n, parameters, self.dtype)
+            writable(fresh["z_"])[outputs, features] = stored_starting_z(
+                z, "coef_init", self.dtype
+            )
         if intercept is not None:
-            z = z_of_weights(intercept, self.n_intercept_, rate, beta, 0.0, 0.0, power)
-            self.z_intercept_[:] = stored_starting_z(z, "intercept_init", np.float64)
+            unregularized = dataclasses.replace(parameters, l1=0.0, l2=0.0)
+            z = z_of_weights(intercept, fresh["n_intercept_"], unregularized, np.float64)
+            fresh["z_intercept_"][:] = stored_starting_z(z, "intercept_init", np.float64)
+        # Set at once: another thread (a prediction, a pickle) sees the model
+        # unfitted or with its whole state, never with part of it.
+        self.__dict__.update(fresh)
+        call = _TRAINING_CALL.get()
+        if call is not None:
+            call.fresh_z = self.z_
 
     # ------------------------------------------------------------ validation
     def _check_initial_accumulator_value(self):
@@ -467,7 +483,7 @@ class BaseFTRL(SavedState, BaseEstimator):
             return validate_data(self, X, accept_sparse="csr", dtype=FLOAT_DTYPES, reset=False)
 
     def _validate_sample_weight(self, sample_weight, X):
-        return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        return checked_sample_weight(sample_weight, X)
 
     # -------------------------------------------------------------- training
     def _validate_params_if_changed(self):
@@ -661,6 +677,13 @@ class BaseFTRL(SavedState, BaseEstimator):
         as the last pass within ``tol`` of that loss had.
         ``False`` stops on the progressive loss of the passes over all rows.
         """
+        if not sample_weight.any():
+            # As scikit-learn's estimators refuse it; a stream's chunk may weigh nothing.
+            raise ValueError(
+                "fit needs a row of non-zero weight: the sample weights of all "
+                f"{len(sample_weight)} rows are 0 (class_weight applied). partial_fit "
+                "takes rows that all weigh nothing, and learns nothing from them."
+            )
         random_state = check_random_state(self.random_state)
         if not self.early_stopping:
             stopping = EarlyStopping(self.tol, self.n_iter_no_change)

@@ -454,7 +454,12 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             Finite weights to start from instead of zeros (a factorization
             machine's linear weights; its factors start as usual): the new
             state is set so that its weights are these, as if training had
-            led there, and learning goes on from them. The accumulators
+            led there, and learning goes on from them. Each weight is the
+            given one exactly wherever a ``z`` of the state's ``dtype`` gives
+            it, else the nearest such weight: an ulp away, or with ``l1 > 0``
+            a weight much smaller than ``l1`` can be further off, or start at
+            0 (in float32 notably; see "Starting from given weights" in the
+            documentation's algorithm page). The accumulators
             ``n`` start at ``initial_accumulator_value`` as usual, so the
             first rows move the weights as far as a new model's; a larger
             ``initial_accumulator_value`` makes those steps smaller.
@@ -526,9 +531,10 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights multiplying each row's gradient.
         coef_init : array-like of shape (n_outputs, n_features), default=None
-            Weights to start from, as :meth:`fit` takes them, in the first
-            call (the one that makes the model's state); a later call
-            refuses them.
+            Weights to start from, as :meth:`fit` takes them (each the
+            given one exactly where the state can hold it, else the nearest
+            it can), in the first call (the one that makes the model's
+            state); a later call refuses them.
         intercept_init : float or array-like of shape (n_outputs,), default=None
             Intercepts to start from, as :meth:`fit` takes them, in the
             first call.

@@ -17,7 +17,12 @@ from ._base import BaseFTRL
 from ._classifier import FTRLClassifier
 from ._engines import FMParameters, FMState
 from ._engines._math import new_factor_layout, weights_from_state
-from ._engines._records import initial_factor_blocks, initial_factor_n, new_factor_state
+from ._engines._records import (
+    check_factor_record,
+    initial_factor_blocks,
+    initial_factor_n,
+    new_factor_state,
+)
 from ._persistence import read_only
 from ._regressor import FTRLRegressor
 from ._sklearn_compat import Interval
@@ -77,6 +82,21 @@ class _FactorizationMachine(BaseFTRL):
             return None
         return initial_factor_blocks(record, shape, dtype), dtype.type(initial_factor_n(record))
 
+    def _check_saved_state(self, state):
+        super()._check_saved_state(state)
+        if "z_factors_" in state or "_touched_factors" in state:
+            if "_initial_factors" not in state:
+                raise ValueError(
+                    "the model's saved state has no _initial_factors: the file is damaged"
+                )
+            check_factor_record(state["_initial_factors"])
+            created = state.get("_state_parameters", {}).get("n_components", 1)
+            if not isinstance(created, Integral) or isinstance(created, bool) or created < 1:
+                raise ValueError(
+                    f"the model's saved n_components is {created!r}, not a positive "
+                    "integer: the file is damaged"
+                )
+
     def _state_shapes(self):
         shapes = super()._state_shapes()
         # The n_components the state was made with (a later one is refused by
@@ -100,10 +120,10 @@ class _FactorizationMachine(BaseFTRL):
             **vars(linear), factor_learning_rate=factor_learning_rate, factor_l2=self.factor_l2
         )
 
-    def _init_state(self, n_outputs, n_features):
+    def _fresh_state(self, n_outputs, n_features):
         """The linear model's fresh state, and the factors' (docs: "Initial factors")."""
-        super()._init_state(n_outputs, n_features)
-        z, n, self._initial_factors = new_factor_state(
+        fresh = super()._fresh_state(n_outputs, n_features)
+        z, n, fresh["_initial_factors"] = new_factor_state(
             n_outputs,
             n_features,
             self.n_components,
@@ -113,7 +133,8 @@ class _FactorizationMachine(BaseFTRL):
             random_state=self.random_state,
             initial_n=self.initial_accumulator_value,
         )
-        self.z_factors_, self.n_factors_ = read_only(z), read_only(n)
+        fresh["z_factors_"], fresh["n_factors_"] = read_only(z), read_only(n)
+        return fresh
 
 
 class FMClassifier(_FactorizationMachine, FTRLClassifier):

@@ -8,7 +8,10 @@ touched, when their records are small (:func:`touched_coordinates`): its file
 grows with the model's learned state, not with its width. Loading makes the
 untouched coordinates again (:func:`untouched_state`) and writes the touched
 ones back, after checking that the records fit the model
-(:func:`checked_shape`), before anything is allocated.
+(:func:`checked_shape`), before anything is allocated. A saved state missing
+an array of the model's, holding one of the wrong type or shape, or the
+state of another kind of model, is refused first
+(:meth:`SavedState._check_saved_state`): every damaged file is a ValueError.
 
 Both work a block of features at a time (:func:`._engines._math.state_blocks`),
 with the untouched values given as ``(z0, n0)``: ``n0`` a number, ``z0`` a
@@ -19,8 +22,10 @@ the records only, and loading for the state and the records.
 
 import itertools
 import math
+from numbers import Integral
 
 import numpy as np
+from sklearn.base import ClassifierMixin
 
 from ._engines._math import STATE_BLOCK_VALUES, new_state, state_blocks
 from ._engines._prediction import PredictionCache
@@ -106,7 +111,10 @@ def put_touched_coordinates(touched, z, n):
     """Write the coordinates of :func:`touched_coordinates` into ``z`` and
     ``n`` (each output's a 1-d view, as the layouts make them), a block of
     positions at a time: no index array of the records' size is made."""
-    positions, z_values, n_values = touched["positions"], touched["z"], touched["n"]
+    z_values, n_values = touched["z"], touched["n"]
+    # Any integer dtype checked_shape accepts, as int64: the divisions below
+    # by the state's sizes then fit.
+    positions = touched["positions"].astype(np.int64, copy=False)
     per_output = math.prod(z.shape[1:])
     # Several index arrays of a block are made: smaller blocks than the state's.
     step = STATE_BLOCK_VALUES // 8
@@ -134,36 +142,73 @@ def _flat_view(array):
     return flat
 
 
+def damaged(name, problem):
+    """The error of a saved model whose ``name`` (an attribute, or a record of
+    its state) is not what the model is made of."""
+    return ValueError(f"the model's saved {name} {problem}: the file is damaged")
+
+
 def checked_shape(entry, touched, shape):
     """The shape of the saved touched coordinates ``touched`` (a dict saved
     as ``entry``), checked against ``shape``, the model's, before anything of
     that shape is allocated: a ValueError names what a damaged or tampered
     file got wrong."""
 
-    def damaged(problem):
-        return ValueError(f"the model's saved {entry} {problem}: the file is damaged")
-
     if not isinstance(touched, dict) or not {"shape", "positions", "z", "n"} <= set(touched):
-        raise damaged("is not a record of touched coordinates")
+        raise damaged(entry, "is not a record of touched coordinates")
     saved = touched["shape"]
     if not isinstance(saved, np.ndarray) or saved.dtype.kind not in "iu":
-        raise damaged("has no integer shape")
+        raise damaged(entry, "has no integer shape")
     if tuple(saved.tolist()) != tuple(shape):
-        raise damaged(f"has the shape {tuple(saved.tolist())}, not the model's {tuple(shape)}")
+        raise damaged(
+            entry, f"has the shape {tuple(saved.tolist())}, not the model's {tuple(shape)}"
+        )
     positions, z, n = touched["positions"], touched["z"], touched["n"]
     arrays = [positions, z, n]
     if not all(isinstance(array, np.ndarray) and array.ndim == 1 for array in arrays):
-        raise damaged("holds other than 1-d arrays")
+        raise damaged(entry, "holds other than 1-d arrays")
     if not len(positions) == len(z) == len(n):
-        raise damaged("holds positions and values of different lengths")
+        raise damaged(entry, "holds positions and values of different lengths")
     if positions.dtype.kind not in "iu":
-        raise damaged("holds positions that are not integers")
+        raise damaged(entry, "holds positions that are not integers")
     if z.dtype != n.dtype or z.dtype not in (np.float32, np.float64):
-        raise damaged(f"holds values of dtypes {z.dtype} and {n.dtype}")
+        raise damaged(entry, f"holds values of dtypes {z.dtype} and {n.dtype}")
     size = int(np.prod(shape))
     if len(positions) and (positions.min() < 0 or positions.max() >= size):
-        raise damaged(f"holds positions outside the state's {size} coordinates")
+        raise damaged(entry, f"holds positions outside the state's {size} coordinates")
     return tuple(shape)
+
+
+def _is_count(value):
+    """Whether ``value`` is a non-negative integer (a bool is not one)."""
+    return isinstance(value, Integral) and not isinstance(value, (bool, np.bool_)) and value >= 0
+
+
+def check_saved_array(name, array, shape):
+    """Refuse a saved per-feature array ``name`` of the state that is not a
+    float64 or float32 numpy array of ``shape``, before it is copied into
+    the state's layout (which would convert or broadcast it)."""
+    if not isinstance(array, np.ndarray):
+        raise damaged(name, f"is a {type(array).__name__}, not a numpy array")
+    if array.shape != tuple(shape):
+        raise damaged(name, f"has the shape {array.shape}, not the model's {tuple(shape)}")
+    if array.dtype not in (np.float64, np.float32):
+        raise damaged(name, f"has the dtype {array.dtype}, not float64 or float32")
+
+
+def _state_names(cls):
+    """The attributes of the learned state of the estimator class ``cls`` and
+    the entries it saves them as."""
+    fields = {f"{name}_" for name in cls._state_record._fields}
+    return fields | {pair[2] for pair in cls._SAVED_PAIRS}
+
+
+def _estimator_classes(cls):
+    """The estimator classes below ``cls`` (SavedState) that hold a state."""
+    for subclass in cls.__subclasses__():
+        if hasattr(subclass, "_state_record"):
+            yield subclass
+        yield from _estimator_classes(subclass)
 
 
 def read_only(array):
@@ -214,12 +259,14 @@ class SavedState:
     def __setstate__(self, state):
         # pickle, copy.deepcopy and skops store each z and n as two separate
         # arrays, or only their touched coordinates (see __getstate__): put
-        # them back as _init_state makes them. What the file holds is checked
+        # them back as _fresh_state makes them. What the file holds is checked
         # against the model before anything of its size is allocated.
         state = dict(state)
+        self._check_saved_state(state)
         saved = {pair[2]: state.pop(pair[2]) for pair in self._SAVED_PAIRS if pair[2] in state}
         super().__setstate__(state)
-        shapes = self._state_shapes() if saved else None
+        fitted = saved or any(pair[0] in self.__dict__ for pair in self._SAVED_PAIRS)
+        shapes = self._state_shapes() if fitted else None
         for z_name, n_name, entry, layout in self._SAVED_PAIRS:
             if entry in saved:
                 touched = saved[entry]
@@ -236,10 +283,54 @@ class SavedState:
                 setattr(self, z_name, read_only(z))
                 setattr(self, n_name, read_only(n))
             elif z_name in self.__dict__:
+                for name in (z_name, n_name):
+                    check_saved_array(name, self.__dict__[name], shapes[name[:-1]])
                 self._store_copy(z_name, n_name, layout, loaded=True)
         if "z_" in self.__dict__:
             self._prediction_cache = PredictionCache()
             self._state()  # checked: a damaged file fails here, not at predict
+
+    def _check_saved_state(self, state):
+        """Refuse, before anything is set, a saved ``state`` (a dict) that this
+        model cannot be made of: one holding another kind of model's state, or
+        a fitted one missing part of its own, or whose shape-giving attributes
+        are damaged. A ValueError names what is wrong."""
+        own = _state_names(type(self))
+        others = {}
+        for cls in _estimator_classes(SavedState):
+            for name in _state_names(cls) - own:
+                others.setdefault(name, set()).add(cls.__name__)
+        if not isinstance(self, ClassifierMixin):
+            others["classes_"] = {"a classifier"}
+        foreign = sorted(set(state) & set(others))
+        if foreign:
+            owners = sorted(set().union(*(others[name] for name in foreign)))
+            owners = [owner for owner in owners if not owner.startswith("_")]
+            raise ValueError(
+                f"the saved state holds {', '.join(foreign)}, which a "
+                f"{type(self).__name__} does not have: it is the state of another kind of "
+                f"model ({', '.join(owners)}); load it into that model's class"
+            )
+        if not own & set(state):
+            return  # an unfitted model
+        for field in self._state_record._fields:
+            name = f"{field}_"
+            entries = [pair[2] for pair in self._SAVED_PAIRS if name in pair[:2]]
+            if name not in state and not any(entry in state for entry in entries):
+                raise damaged("state", f"has no {name}")
+        for name in ("n_features_in_", "n_samples_seen_"):
+            if not _is_count(state.get(name)):
+                raise damaged(name, f"is {state.get(name)!r}, not a non-negative integer")
+        if isinstance(self, ClassifierMixin):
+            classes = state.get("classes_")
+            if not isinstance(classes, np.ndarray) or classes.ndim != 1 or len(classes) < 2:
+                raise damaged("classes_", "is not a 1-d array of at least two classes")
+        # None in a model saved before the record existed.
+        created = state.get("_state_parameters", dict.fromkeys(self._STATE_PARAMETERS))
+        if not isinstance(created, dict) or set(created) != set(self._STATE_PARAMETERS):
+            raise damaged(
+                "_state_parameters", f"is not a record of {', '.join(self._STATE_PARAMETERS)}"
+            )
 
     def _store_copy(self, z_name, n_name, layout, loaded=False):
         """Replace the arrays ``z_name`` and ``n_name`` with read-only copies in

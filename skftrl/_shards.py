@@ -13,17 +13,18 @@ model, which writes them (``BaseFTRL._learn_in_shards``).
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
-from ._engines._rounds import CSR, compact_block, learn_shard, shard_changes
+from ._engines._rounds import compact_block, learn_shard, shard_changes
 from ._engines._undo import ColumnCopy
 
 
 class PreparedShard(NamedTuple):
     """A shard's rows validated, over their columns renumbered (``rows``, a
-    :class:`~._engines._rounds.CSR`); ``columns``, sorted, are the originals."""
+    ``csr_matrix``); ``columns``, sorted, are the originals."""
 
     columns: np.ndarray
-    rows: CSR
+    rows: sp.csr_matrix
     targets: np.ndarray
     sample_weight: np.ndarray
 
@@ -47,7 +48,7 @@ class ShardWork:
         A model no wider than the rows' non-zeros keeps its columns."""
         X, targets, sample_weight = self.prepare_rows(X, y, sample_weight)
         if X.shape[1] <= X.nnz:
-            columns, rows = np.arange(X.shape[1]), CSR(X.indptr, X.indices, X.data)
+            columns, rows = np.arange(X.shape[1]), X
         else:
             columns, rows = compact_block(X)
         return PreparedShard(columns, rows, targets, sample_weight)

@@ -2,16 +2,34 @@
 their sparse index arrays, and the canonical CSR form every pass reads."""
 
 import functools
+import inspect
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array
 
-from ._sklearn_compat import Interval, InvalidParameterError
+from ._sklearn_compat import Interval, InvalidParameterError, _check_sample_weight
 
 # Feature matrices are accepted in these dtypes without conversion.
 FLOAT_DTYPES = (np.float64, np.float32)
+
+# Newer scikit-learn releases refuse weights that are all 0, unless told.
+_ZERO_WEIGHTS = (
+    {"allow_all_zero_weights": True}
+    if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters
+    else {}
+)
+
+
+def checked_sample_weight(sample_weight, X):
+    """The rows' weights, checked as scikit-learn checks them (float64, one a
+    row, finite, non-negative; None is all 1). Weights that are all 0 are
+    valid: such rows are scored and learn nothing (a stream's chunk of
+    weightless rows, Vowpal Wabbit's importance 0)."""
+    return _check_sample_weight(
+        sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ZERO_WEIGHTS
+    )
 
 
 def as_canonical_csr(X):

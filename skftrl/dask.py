@@ -12,14 +12,22 @@ Needs the ``dask`` extra (``pip install "skftrl[dask]"``), and skftrl on
 every worker.
 """
 
+from numbers import Integral
+
+from dask import is_dask_collection
 from distributed import default_client
 
 from ._base import learn_in_shards
 from ._engines._rounds import merge_changes
+from ._sklearn_compat import Interval, validate_params
+from ._validation import check_no_bool_counts
 
 __all__ = ["partial_fit"]
 
+N_SHARDS = {"n_shards": [Interval(Integral, 1, None, closed="left"), None]}
 
+
+@validate_params(N_SHARDS, prefer_skip_nested_validation=True)
 def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=None, n_shards=None):
     """Learn one pass over chunked Dask collections with every worker at once.
 
@@ -75,8 +83,13 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
     >>> model.n_samples_seen_  # doctest: +SKIP
     32561
     """
+    blocks = [
+        _blocks(X, "X", "DataFrame"),
+        _blocks(y, "y", "Series"),
+        _blocks(sample_weight, "sample_weight", "Series"),
+    ]
+    check_no_bool_counts(N_SHARDS, {"n_shards": n_shards}, "partial_fit")
     client = default_client() if client is None else client
-    blocks = [_blocks(X), _blocks(y), _blocks(sample_weight)]
     if blocks[2] is None:
         blocks[2] = [None] * len(blocks[0])
     if not len(blocks[0]) == len(blocks[1]) == len(blocks[2]):
@@ -86,8 +99,7 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         )
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"])
-    if not isinstance(n_shards, int) or n_shards < 1:
-        raise ValueError(f"n_shards must be a positive integer; got {n_shards!r}.")
+    n_shards = int(n_shards)
     first = _computed(client, _blocks_of(blocks, 0))
     head = client.gather([client.submit(_head, block) for block in first if block is not None])
     X_head, y_head, *weight_head = head
@@ -139,10 +151,19 @@ def _computed(client, parts):
     return [None if part is None else client.compute(part) for part in parts]
 
 
-def _blocks(collection):
-    """The blocks of rows of a dask collection, as delayed objects; None for None."""
+def _blocks(collection, name, frame_type):
+    """The blocks of rows of a dask collection, as delayed objects; None for
+    None. Anything else is refused, naming ``name``, the argument, and what it
+    takes: a dask array or a dask dataframe's ``frame_type``."""
     if collection is None:
         return None
+    if not (is_dask_collection(collection) and hasattr(collection, "to_delayed")):
+        kind = type(collection)
+        raise TypeError(
+            f"{name} must be a dask.array.Array or a dask.dataframe.{frame_type}; got "
+            f"{kind.__module__}.{kind.__qualname__}. Data in memory is learned by "
+            "the estimator's own partial_fit."
+        )
     if not hasattr(collection, "numblocks"):  # a dask dataframe or series
         return list(collection.to_delayed())
     if collection.ndim == 2 and collection.numblocks[1] != 1:

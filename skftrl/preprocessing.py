@@ -6,9 +6,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._readers._hashing import (
+    columns_of,
     concatenate_features,
     fields_matrix,
     names_by_column,
+    overflowing_sum,
     table_fields,
 )
 from ._readers._tables import table_columns
@@ -28,6 +30,14 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
     - a number is the feature ``column`` with the number as its value (a
       zero adds no feature);
     - a missing value (None, NaN, pandas' NA, an Arrow null) adds nothing.
+
+    A category's text is the same from every table type: integers exactly
+    (beyond ``2**53`` too), decimals as their exact value in the shortest form
+    (``2.0`` is ``2``), timestamps and durations as pandas prints them
+    (``2020-01-01 10:00:00``, ``0 days 01:00:03``; a fraction of a second only
+    when there is one), bytes as their UTF-8 text (see :ref:`hashing`). A
+    cross, or a sum of the values that land in one column of a row, that
+    overflows float64 is a ``ValueError`` naming the row and the columns.
 
     A feature's output column is its name's signed 32-bit MurmurHash3 ``h``
     (seed 0, UTF-8) at ``abs(h) mod 2**hash_bits``, as
@@ -146,8 +156,18 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         X_hashed : scipy.sparse.csr_matrix of shape (n_samples, 2**hash_bits)
             The features of each row, float64.
         """
-        fields, n_rows = self._fields(X, named=False)
-        return fields_matrix(fields, n_rows, self.hash_bits)
+        fields, n_rows, names = self._fields(X, named=False)
+        X_hashed = fields_matrix(fields, n_rows, self.hash_bits)
+        if not np.isfinite(X_hashed.data).all():
+            at = np.flatnonzero(~np.isfinite(X_hashed.data))[0]
+            row = int(np.searchsorted(X_hashed.indptr, at, side="right") - 1)
+            entries = [
+                (name, field.values[row], columns_of(field.hashes[row], self.hash_bits))
+                for name, field in zip(names, fields)
+                if not np.isnan(field.values[row])
+            ]
+            raise ValueError(f"row {row}: {overflowing_sum(entries)}")
+        return X_hashed
 
     def hashed_names(self, X):
         """The names of the features of ``X``, by the output column they are hashed into.
@@ -168,7 +188,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             sorted names of those features: ``column=value`` for a category,
             ``column`` for a number, ``a=x^b=y`` for a cross.
         """
-        fields, _ = self._fields(X, named=True)
+        fields, _, _ = self._fields(X, named=True)
         features = concatenate_features([field.features() for field in fields], named=True)
         return names_by_column(features, self.hash_bits)
 
@@ -237,4 +257,6 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                     f"column {name!r} holds {column.numbers[row]} in row {row}: numbers "
                     "must be finite (or missing)"
                 )
-        return table_fields(columns, n_rows, interactions, named), n_rows
+        # The fields' names: the columns', then the crosses'.
+        names = [*columns, *map("^".join, interactions)]
+        return table_fields(columns, n_rows, interactions, named), n_rows, names

@@ -1,8 +1,9 @@
 """Streaming readers: files in chunks of rows, ready for ``partial_fit``.
 
-Each reader takes a path, ``"-"`` (standard input) or a file object opened in
-binary mode, and yields chunks of exactly ``chunk_size`` rows (the last may
-be shorter) as ``(X, y, sample_weight)`` tuples (VW text adds each row's
+Each reader takes a path, ``"-"`` (standard input) or a file object (one in
+text mode is read from where its text is, in its encoding), and yields
+chunks of exactly ``chunk_size`` rows (the last may be shorter) as
+``(X, y, sample_weight)`` tuples (VW text adds each row's
 tag): ``X`` a CSR matrix of a width fixed for the whole file, ``y`` the
 labels and ``sample_weight`` the weights (None where the file has none).
 Text may be plain or compressed with gzip, bz2, xz or zstd, recognised by
@@ -56,8 +57,9 @@ def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, ch
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     n_features : int, default=None
         The width of ``X`` (at least 1): a larger index is an error. Give
         ``n_features`` or ``hash_bits``: a stream cannot be read twice to
@@ -159,16 +161,17 @@ def iter_csv(
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     label_column : str, default=None
         The labels' column: numbers when every label of the first chunk is a
         number, else strings. None reads no labels (``y`` is None).
     weight_column : str, default=None
         The sample weights' column (numbers >= 0), read with the labels.
     columns : list of str, default=None
-        The feature columns; by default every column but the label and the
-        weights.
+        The feature columns (neither the label nor the weights); by default
+        every column but the label and the weights.
     hasher : ColumnHasher, default=None
         What hashes the feature columns (its ``hash_bits``, ``categorical``
         and ``interactions``); by default ``ColumnHasher()``.
@@ -219,8 +222,7 @@ def iter_csv(
     ...     print(X.shape, y)
     (3, 256) [1. 0. 0.]
     """
-    if weight_column is not None and label_column is None:
-        raise ValueError("weight_column is read with the labels: give label_column too")
+    check_roles(label_column, weight_column, columns)
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
@@ -258,6 +260,22 @@ def iter_csv(
         )
         for chunk in chunks:
             yield chunk.X, chunk.y, chunk.sample_weight
+
+
+def check_roles(label_column, weight_column, columns):
+    """A ValueError where the label, weight and feature columns overlap:
+    a column is one of them at most."""
+    if weight_column is not None and label_column is None:
+        raise ValueError("weight_column is read with the labels: give label_column too")
+    if weight_column is not None and weight_column == label_column:
+        raise ValueError(f"weight_column and label_column are both {label_column!r}")
+    if columns is not None:
+        for role, column in (("label", label_column), ("weight", weight_column)):
+            if column is not None and column in columns:
+                raise ValueError(
+                    f"columns holds the {role} column {column!r}: a feature column is "
+                    f"neither the label nor the weights"
+                )
 
 
 def feature_columns(path, header, label_column, weight_column, columns):
@@ -301,8 +319,8 @@ def iter_parquet(
     weight_column : str, default=None
         The sample weights' column (numbers >= 0).
     columns : list of str, default=None
-        The feature columns; by default every column but the label and the
-        weights.
+        The feature columns (neither the label nor the weights); by default
+        every column but the label and the weights.
     hasher : ColumnHasher, default=None
         What hashes the feature columns; by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
@@ -334,15 +352,19 @@ def iter_parquet(
     (2, array([1., 0., 0.]))
     """
     try:
-        from ._readers._parquet import Columns, open_parquet, read_parquet
+        from ._readers._parquet import Columns, check_column_types, open_parquet, read_parquet
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
+    check_roles(label_column, weight_column, columns)
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     parquet = open_parquet(source)
     name = source_name(source)
     names = parquet.schema_arrow.names
     features = feature_columns(name, names, label_column, weight_column, columns)
+    check_column_types(
+        parquet, name, features, lambda nested: "of columns=", label_column=label_column
+    )
     columns = Columns(features, label_column, weight_column)
     chunks = read_parquet(parquet, name, hasher, columns, chunk_size)
     for chunk in chunks:
@@ -374,8 +396,9 @@ def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
     Parameters
     ----------
     source : str, path-like or file object
-        The file: a path, ``"-"`` for standard input, or a file object opened
-        in binary mode. Plain text, or gzip, bz2, xz or zstd compressed.
+        The file: a path, ``"-"`` for standard input, or a file object: in
+        binary mode, plain text or gzip, bz2, xz or zstd compressed; in text
+        mode, its text from where it is.
     hash_bits : int, default=20
         ``X`` has ``2**hash_bits`` columns, 1 to 30 bits.
     interactions : list of str, default=None

@@ -96,6 +96,14 @@ CASES = [
         "Negative values in data passed to `sample_weight`",
     ),
     (
+        # fit has nothing to learn (partial_fit learns nothing from such a chunk).
+        "all-zero-sample-weight-in-fit",
+        fitted_classifier,
+        lambda m: m.fit(X, Y_CLASS, sample_weight=np.zeros(30)),
+        ValueError,
+        "fit needs a row of non-zero weight: the sample weights of all 30 rows are 0",
+    ),
+    (
         "sample-weight-length",
         fitted_classifier,
         lambda m: m.partial_fit(X, Y_CLASS, sample_weight=np.ones(29)),
@@ -516,6 +524,55 @@ def test_model_still_learns_after_a_rejected_batch():
     reference.partial_fit(X, Y_CLASS)
     assert np.array_equal(model.z_, reference.z_)
     assert np.array_equal(model.n_, reference.n_)
+
+
+# Models whose rows of weight 0 change nothing (an FM's factor_l2 still acts
+# on such a row, as documented: 0 here).
+WEIGHTLESS = {
+    "linear, numpy": lambda: FTRLClassifier(engine="numpy", l1=0.1),
+    "linear, numba": lambda: FTRLClassifier(engine="numba", l1=0.1),
+    "linear, mini-batch": lambda: FTRLClassifier(batch_size=4, l1=0.1),
+    "regressor": lambda: FTRLRegressor(initial_accumulator_value=0.5),
+    "FM": lambda: FMClassifier(factor_l2=0.0, random_state=0),
+    "FM regressor, mini-batch": lambda: FMRegressor(factor_l2=0.0, batch_size=8, random_state=0),
+}
+
+
+def learn(model, X_rows, y_rows, sample_weight=None):
+    if isinstance(model, FTRLClassifier):
+        y_rows = Y_CLASS[: len(X_rows)] if y_rows is None else y_rows
+        return model.partial_fit(X_rows, y_rows, ["a", "b"], sample_weight=sample_weight)
+    y_rows = Y_REG[: len(X_rows)] if y_rows is None else y_rows
+    return model.partial_fit(X_rows, y_rows, sample_weight=sample_weight)
+
+
+@pytest.mark.parametrize("make", WEIGHTLESS.values(), ids=WEIGHTLESS.keys())
+def test_a_call_whose_rows_all_weigh_zero_learns_nothing(make):
+    # Valid input (weights are >= 0): the call learns nothing, counts its
+    # rows and records a loss of 0 (its rows weigh nothing), in a stream's
+    # first call, between two calls, and as its last.
+    if make().engine == "numba" and not HAS_NUMBA:
+        pytest.skip("numba is not installed")
+    weightless = np.zeros(10)
+    model = learn(make(), X[:10], None, weightless)
+    initial = model.initial_accumulator_value
+    assert not model.z_.any() and not model.z_intercept_.any()
+    assert (model.n_ == initial).all() and (model.n_intercept_ == initial).all()
+    assert model.n_samples_seen_ == 10 and model.loss_curve_ == [0.0]
+    learn(model, X[10:20], None)
+    learn(model, X[20:], None, weightless)
+    learn(model, X[:5], None, np.zeros(5))
+    alone = learn(make(), X[10:20], None)
+    assert_same_state(model, alone)
+    assert model.n_samples_seen_ == 35
+    assert model.loss_curve_ == [0.0, alone.loss_curve_[0], 0.0, 0.0]
+
+
+def assert_same_state(model, other):
+    state = {name: value for name, value in vars(other).items() if name.endswith("_")}
+    for name, value in state.items():
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            assert np.array_equal(getattr(model, name), value), name
 
 
 @pytest.mark.parametrize("make", [FTRLClassifier, fitted_classifier], ids=["first-call", "fitted"])

@@ -853,7 +853,10 @@ BAD_INPUT = {
     "truncated gzip": (
         {"train.svm.gz": "truncated gzip"},
         ["train", "train.svm.gz", "--model", "model"],
-        re.compile(r"train\.svm\.gz: unreadable after line \d+: Compressed file ended.*"),
+        re.compile(
+            r"train\.svm\.gz: unreadable after line \d+: the gzip data is damaged: "
+            r"it ends before its end-of-stream marker \(a file cut short\?\)"
+        ),
     ),
     "missing training file": (
         {},
@@ -1467,6 +1470,32 @@ def test_a_hashed_model_file_grows_with_its_non_zero_state(tmp_path):
     assert result.returncode == 0, result.stderr
     # 2**22 columns of float64 z and n are 64 MiB; about 70 features are touched.
     assert os.path.getsize(tmp_path / "m") < 50_000
+
+
+def test_rows_of_importance_zero_learn_nothing_in_any_chunk(tmp_path):
+    # A chunk (of one row) or a held-out part that weighs nothing is valid:
+    # it learns nothing, and its loss is 0.
+    rows = ["0 0 |a y", "1 1 |a x y", "0 0 |a y z", "1 0 |a x", "0 2 |a z", "1 0 |a w"]
+    (tmp_path / "all.vw").write_text("\n".join(rows) + "\n")
+    (tmp_path / "weighed.vw").write_text("\n".join(rows[1:2] + rows[4:5]) + "\n")
+    for name in ("all", "weighed"):
+        args = ["train", f"{name}.vw", "--chunk-size", 1, "--classes", "0,1", "-f", name]
+        result = run_here(*args, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    model, reference = joblib.load(tmp_path / "all"), joblib.load(tmp_path / "weighed")
+    for name in STATE:
+        assert np.array_equal(getattr(model, name), getattr(reference, name)), name
+    assert model.n_samples_seen_ == 6 and model.loss_curve_[0] == 0.0
+    # Rows 2, 4 and 6 held out: they weigh nothing.
+    rows[1] = "0 0 |a x y"
+    (tmp_path / "all.vw").write_text("\n".join(rows) + "\n")
+    result = run_here(
+        "train", "all.vw", "--holdout-period", 2, "--passes", 2, "-f", "held", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "pass 1/2: progressive log loss" in result.stdout
+    assert "held-out log loss 0.000000" in result.stdout
+    assert np.isfinite(joblib.load(tmp_path / "held").z_).all()
 
 
 # ---------------------------------------------------------- CSV options

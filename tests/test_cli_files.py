@@ -37,6 +37,7 @@ from test_cli import (
     write,
 )
 
+from conftest import needs_readers_extra
 from skftrl import FTRLClassifier
 from skftrl._cli._model_files import output_target  # see the module's docstring
 
@@ -269,6 +270,30 @@ def test_continuing_a_csv_model(tmp_path):
         assert message in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["csv", "vw"])
+@pytest.mark.parametrize("data", ["-", "more.txt"], ids=["stdin", "unknown suffix"])
+def test_continuing_reads_a_stream_or_an_unnamed_format_as_the_model_does(
+    tmp_path, monkeypatch, kind, data
+):
+    import io
+    import sys
+
+    lines = CLICK_LINES if kind == "csv" else [b"1 |a x y\n", b"-1 |a z\n", b"1 |b x\n"] * 20
+    options = ["--label-column", "clicked"] if kind == "csv" else []
+    write(tmp_path / f"train.{kind}", lines)
+    first = run_here("train", f"train.{kind}", *options, "--model", "model", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    # The reference: the same rows, in a file whose name says their format.
+    named = run_here("train", f"train.{kind}", "-i", "model", "--model", "named", cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    write(tmp_path / "more.txt", lines)
+    data_bytes = (tmp_path / "more.txt").read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data_bytes)))
+    result = run_here("train", data, "-i", "model", "--model", "continued", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert_same_state(joblib.load(tmp_path / "continued"), joblib.load(tmp_path / "named"))
+
+
 def test_continuing_a_model_made_in_python(tmp_path):
     X = np.random.RandomState(0).rand(20, 5)
     y = np.arange(20) % 2
@@ -334,3 +359,69 @@ def test_a_model_fitted_on_a_dataframe_predicts_without_a_feature_name_warning(t
         assert [str(warning.message) for warning in caught] == []
     predicted = read_numbers(run_here(*runs[0], cwd=tmp_path).stdout)[:, 0]
     assert np.allclose(predicted, joblib.load(tmp_path / "model").predict_proba(X)[:, 1])
+
+
+# ------------------------------------------------------------- damaged input
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_damaged_compressed_file_is_one_line_naming_it(tmp_path, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    data = bytearray(compress(b"".join(A9A_HEAD)))
+    data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+    (tmp_path / f"train.svm{suffix}").write_bytes(bytes(data))
+    result = run_here("train", f"train.svm{suffix}", "--n-features", 123, "m", cwd=tmp_path)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        rf"skftrl: error: train\.svm\{suffix}: the \w+ data is damaged \(.+\)\n", result.stderr
+    ), result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+# ------------------------------------------------------------- Parquet files
+@pytest.fixture
+def nested_parquet(tmp_path):
+    """A Parquet file with a column of lists and one of structs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "y": [0, 1, 0, 1] * 5,
+            "a": [1.5, 2.5, 3.5, 0.5] * 5,
+            "tags": [["x"], ["y", "z"], [], None] * 5,
+            "place": [{"lat": 1.0}, {"lat": 2.0}, None, {"lat": 3.0}] * 5,
+        }
+    )
+    pq.write_table(table, tmp_path / "nested.parquet")
+    pq.write_table(table.slice(0, 0), tmp_path / "empty.parquet")
+    return tmp_path
+
+
+@needs_readers_extra
+def test_a_parquet_column_of_lists_or_structs_is_refused_by_name(nested_parquet):
+    train = ["train", "nested.parquet", "m", "--label-column", "y"]
+    result = run_here(*train, cwd=nested_parquet)
+    assert result.returncode == 1
+    assert re.fullmatch(
+        r"skftrl: error: nested\.parquet: the columns 'tags' \(list<.*>\) and 'place' "
+        r"\(struct<.*>\) hold neither numbers nor text: leave them out with "
+        r"--ignore tags,place\n",
+        result.stderr,
+    ), result.stderr
+    left_out = run_here(*train, "--ignore", "tags,place", cwd=nested_parquet)
+    assert left_out.returncode == 0, left_out.stderr
+    assert joblib.load(nested_parquet / "m").input_spec_["features"] == ["a"]
+
+
+@needs_readers_extra
+@pytest.mark.parametrize("given", [[], ["--classes", "0,1"]])
+def test_a_parquet_file_without_rows_has_no_data_rows(nested_parquet, given):
+    train = ["train", "empty.parquet", "m", "--label-column", "y", "--ignore", "tags,place"]
+    result = run_here(*train, *given, cwd=nested_parquet)
+    assert (result.returncode, result.stderr) == (
+        1,
+        "skftrl: error: empty.parquet: no data rows\n",
+    )

@@ -11,6 +11,7 @@ deviances against scikit-learn's ``mean_poisson_deviance``.
 """
 
 import argparse
+import csv
 import io
 import re
 import subprocess
@@ -389,6 +390,23 @@ def test_predict_writes_each_rows_id_from_a_csv_column(tmp_path):
     assert {line.split()[0] for line in labelled.stdout.splitlines()} <= {"yes", "no"}
 
 
+def test_an_id_holding_a_line_end_stays_on_its_rows_line(tmp_path):
+    write(tmp_path / "train.csv", CLICK_LINES)
+    trained(tmp_path, "train.csv", "m", "--label-column", "clicked")
+    header, *rows = CLICK_LINES
+    ids = ["a", "b\nc", "d\r\ne", "f\rg"]
+    quoted = ['"' + row_id + '"' for row_id in ids]
+    lines = [f"id,{header}"] + [f"{q},{row}" for q, row in zip(quoted, rows)]
+    write(tmp_path / "new.csv", lines)
+    text = "".join(lines)
+    assert [row[0] for row in csv.reader(io.StringIO(text, newline=""))][1:] == ids
+    result = run_here("predict", "new.csv", "m", "--id-column", "id", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    plain = run_here("predict", "train.csv", "m", cwd=tmp_path).stdout.split("\n")[: len(ids)]
+    escaped = ["a", "b\\nc", "d\\r\\ne", "f\\rg"]
+    assert result.stdout.split("\n") == [f"{p} {e}" for p, e in zip(plain, escaped)] + [""]
+
+
 def test_id_column_errors(tmp_path, a9a_dir):
     write(tmp_path / "train.csv", CLICK_LINES)
     trained(tmp_path, "train.csv", "m", "--label-column", "clicked")
@@ -584,3 +602,41 @@ def test_standard_input_of_many_blocks_loses_no_row(tmp_path):
     model = joblib.load(tmp_path / "m")
     assert_same_state(model, reference)
     assert model.n_samples_seen_ == 2 * len(A9A_X3)
+
+
+# ------------------------------------------------- a column named --numeric
+@pytest.mark.parametrize("labels", [2, 3], ids=["binary, guessed", "three classes, scanned"])
+@pytest.mark.parametrize("classes", [False, True], ids=["found", "--classes"])
+@pytest.mark.parametrize("where", [5, 42], ids=["first chunk", "later chunk"])
+def test_a_numeric_column_keeps_its_kind_or_the_run_fails(tmp_path, labels, classes, where):
+    rows = ["y,a,b\n"] + [f"{i % labels},{i % 4},{i * 0.5}\n" for i in range(60)]
+    rows[where - 1] = "1,2,n/a?\n"
+    write(tmp_path / "d.csv", rows)
+    given = ["--classes", ",".join(map(str, range(labels)))] if classes else []
+    result = run_here(
+        "train", "d.csv", "m", "--label-column", "y", "--numeric", "b", "--chunk-size", 10,
+        "--quiet", *given, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert re.search(rf"skftrl: error: d\.csv:{where}: .*'n/a\?'", result.stderr), result.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_a_numeric_column_of_whole_numbers_is_read_as_numbers_after_a_scan(tmp_path):
+    rows = ["y,a,b\n"] + [f"{i % 3},{i % 4},{i}\n" for i in range(60)]
+    write(tmp_path / "d.csv", rows)
+    args = ["d.csv", "--label-column", "y", "--numeric", "b", "--chunk-size", 10]
+    for name, given in (("scanned", []), ("given", ["--classes", "0,1,2"])):
+        model, _ = trained(tmp_path, *args, name, *given, name=name)
+        assert model.input_spec_["kinds"] == {"a": "categorical", "b": "numeric"}
+
+
+@pytest.mark.parametrize("delimiter", ["é", "\0", "ab", '"'])
+def test_a_delimiter_neither_parser_takes_is_a_usage_error(tmp_path, delimiter):
+    write(tmp_path / "d.csv", ["y,a\n", "1,2\n", "0,3\n"])
+    result = run_here(
+        "train", "d.csv", "m", "--label-column", "y", "--delimiter", delimiter, cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert "a line end, ASCII and not NUL" in result.stderr, result.stderr
+    assert not (tmp_path / "m").exists()

@@ -8,6 +8,8 @@ test here, so models, chunks and results really cross process boundaries
 over TCP, as on a cluster of several machines.
 """
 
+import copy
+
 import joblib
 import numpy as np
 import pandas as pd
@@ -16,6 +18,7 @@ import scipy.sparse as sp
 from numpy.testing import assert_allclose
 from reference import ReferenceFTRL, rows_as_dicts
 from reference_rounds import learn_in_rounds
+from sklearn.base import clone
 from sklearn.metrics import log_loss
 from sklearn.model_selection import GridSearchCV
 
@@ -266,3 +269,91 @@ def test_a_failure_on_the_cluster_leaves_the_model_as_it_was(client, a9a):
     with pytest.raises(ValueError, match="not in classes"):
         skftrl_dask.partial_fit(model, X_dask, da.from_array(y, chunks=300))
     assert_same(before, snapshot(model))
+
+
+def merged(current, start, value):
+    """The documented merge of a shard's change into ``current`` (docs/parallel.rst)."""
+    return np.where(
+        value == start, current, np.where(current == start, value, current + (value - start))
+    )
+
+
+def learned_arrays(model):
+    return {
+        name: value.copy()
+        for name, value in vars(model).items()
+        if isinstance(value, np.ndarray) and name.endswith("_") and value.dtype.kind == "f"
+    }
+
+
+def rounds_of_blocks(model, blocks, n_shards):
+    """The state of ``model`` after the rounds of skftrl.dask.partial_fit over
+    ``blocks`` (``(X, y)`` pairs): each block learned by ``partial_fit`` of a
+    copy of the model as its round began, the copies' changes merged in order."""
+    model.partial_fit(*blocks[0], classes=[0, 1])
+    state = learned_arrays(model)
+    for b in range(1, len(blocks), n_shards):
+        began = copy.deepcopy(model)
+        for block in blocks[b : b + n_shards]:
+            shard = learned_arrays(copy.deepcopy(began).partial_fit(*block))
+            for name, value in shard.items():
+                state[name] = merged(state[name], getattr(began, name), value)
+        for name, value in state.items():
+            setattr(model, name, value.copy())
+    return state
+
+
+@pytest.mark.parametrize(
+    "estimator, wide",
+    [
+        (FTRLClassifier(engine="numpy", l1=0.05), False),
+        (FTRLClassifier(batch_size=4, l1=0.05), True),
+        (FMClassifier(engine="numpy", n_components=3, random_state=0), True),
+    ],
+    ids=["numpy-engine", "batches", "numpy-fm-renumbered"],
+)
+def test_rounds_of_numpy_passes_on_the_cluster(client, a9a, estimator, wide):
+    # The numpy passes (engine="numpy", batch_size > 1, or no numba) learn the
+    # workers' blocks, whether their columns are renumbered or not.
+    if wide:
+        rng = np.random.default_rng(1)
+        X = sp.random(1200, 3000, density=0.003, format="csr", random_state=rng)
+        y = rng.integers(0, 2, size=1200)
+    else:
+        X, y = a9a[0][:1200], (a9a[1][:1200] > 0).astype(int)
+    X_dask = da.from_array(X, chunks=(300, X.shape[1]), asarray=False)
+    model = skftrl_dask.partial_fit(
+        clone(estimator), X_dask, da.from_array(y, chunks=300), [0, 1], n_shards=np.int64(2)
+    )
+    blocks = [(X[b : b + 300], y[b : b + 300]) for b in range(0, 1200, 300)]
+    expected = rounds_of_blocks(clone(estimator), blocks, 2)
+    assert expected.keys() == learned_arrays(model).keys()
+    for name, value in expected.items():
+        assert_allclose(getattr(model, name), value, rtol=1e-10, atol=1e-12, err_msg=name)
+    assert model.n_samples_seen_ == 1200
+
+
+@pytest.mark.parametrize("name", ["X", "y", "sample_weight"])
+def test_data_not_in_dask_collections_is_refused(client, a9a, name):
+    X, y = a9a[0][:600], a9a[1][:600]
+    data = {
+        "X": da.from_array(X, chunks=(300, X.shape[1]), asarray=False),
+        "y": da.from_array(y, chunks=300),
+        "sample_weight": da.ones(600, chunks=300),
+    }
+    data[name] = {"X": X, "y": y, "sample_weight": np.ones(600)}[name]
+    model = FTRLClassifier()
+    got = type(data[name]).__module__
+    with pytest.raises(TypeError, match=f"^{name} must be a dask.array.Array or .*; got {got}"):
+        skftrl_dask.partial_fit(model, **data, classes=CLASSES)
+    assert not hasattr(model, "z_")
+
+
+@pytest.mark.parametrize("n_shards", [True, 0, 2.0, "2"])
+def test_n_shards_is_checked(client, a9a, n_shards):
+    X, y = a9a[0][:600], a9a[1][:600]
+    X_dask = da.from_array(X, chunks=(300, X.shape[1]), asarray=False)
+    with pytest.raises(ValueError, match="n_shards"):
+        skftrl_dask.partial_fit(
+            FTRLClassifier(), X_dask, da.from_array(y, chunks=300), CLASSES, n_shards=n_shards
+        )

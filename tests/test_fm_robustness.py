@@ -146,6 +146,28 @@ def test_predictions_use_the_clipped_terms_of_the_passes(scale, task, dtype, fm_
     assert_margins_agree(margins, pass_margins(model, X), magnitude)
 
 
+@pytest.mark.parametrize("fm_pass", FM_PASSES)
+@pytest.mark.parametrize("task", TASKS)
+def test_rows_of_huge_values_predict_the_clipped_definition_without_a_warning(task, fm_pass):
+    """Regression: a model learned at scale 1 predicting rows near the float
+    range warned of an overflow (in v x, before the clip to 1e50). The result
+    is the definition's with the clipped terms; for the Poisson loss, the
+    mean of the capped margin, exp(min(m, 700)), as the linear model's."""
+    X, y = problem(task)
+    model = model_for(task, factor_l2=0.0, random_state=0, init_stdev=10.0, **fm_pass)
+    learn(model, X, y)
+    huge, _ = problem(task, scale=1.7e308, seed=1)  # times factors near 10: inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        margins = margins_of(model, huge)
+        predictions = model.predict_proba(huge) if task in TASKS[:2] else model.predict(huge)
+    expected, magnitude = definition_margins(model, huge)
+    assert_margins_agree(margins, expected, magnitude)
+    if task == "poisson":
+        assert np.array_equal(predictions, np.exp(np.minimum(margins[:, 0], 700.0)))
+    assert np.all(np.isfinite(predictions))
+
+
 def test_the_command_line_predicts_and_tests_a_model_of_huge_values(tmp_path):
     """Regression: ``skftrl predict`` printed nan with exit 0 and ``skftrl
     test`` died with a traceback for a model trained on values of 1e200."""
@@ -573,6 +595,65 @@ def test_a_tampered_skops_file_is_refused_before_anything_is_allocated(
     finally:
         tracemalloc.stop()
     assert peak < 10 * 2**20
+
+
+def cast_words(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["words"] = state["_initial_factors"]["words"].astype(np.float64)
+    return state
+
+
+def cast_key(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["key"] = state["_initial_factors"]["key"].astype(np.int64)
+    return state
+
+
+def list_of_words(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    state["_initial_factors"]["words"] = state["_initial_factors"]["words"].tolist()
+    return state
+
+
+def no_scale(state):
+    state["_initial_factors"] = dict(state["_initial_factors"])  # not the model's own
+    del state["_initial_factors"]["scale"]
+    return state
+
+
+def no_record(state):
+    del state["_initial_factors"]
+    return state
+
+
+@pytest.mark.parametrize(
+    "random_state, tamper, message",
+    [
+        (0, cast_words, r"holds words as float64 \(6,\), not uint64 \(6,\)"),
+        (0, list_of_words, r"holds words as list, not uint64"),
+        (0, no_scale, r"holds \['words'\], not the arrays of"),
+        (np.random.RandomState(0), cast_key, r"holds key as int64 \(624,\), not uint32"),
+        (0, no_record, r"saved state has no _initial_factors"),
+    ],
+)
+def test_a_damaged_record_of_the_initial_factors_is_refused(
+    random_state, tamper, message, tmp_path, monkeypatch
+):
+    """Regression: a record of PCG64 whose words were cast to float (as a
+    format without unsigned 64-bit integers keeps them) loaded, and drew
+    other initial factors from the rounded words. Each file: skops, pickle."""
+    X = sp.random(50, 2**12, density=3 / 2**12, format="csr", random_state=0)
+    model = FMClassifier(n_components=4, random_state=random_state)
+    model.partial_fit(X, np.arange(50) % 2, [0, 1])
+    assert "_touched_factors" in model.__getstate__()  # the untouched factors drawn again
+    sio, path = skops_file(model, tmp_path, tamper, monkeypatch)
+    with pytest.raises(ValueError, match=message):
+        sio.load(path, trusted=[FMClassifier])
+    getstate = FMClassifier.__getstate__
+    monkeypatch.setattr(FMClassifier, "__getstate__", lambda self: tamper(getstate(self)))
+    data = pickle.dumps(model)
+    with pytest.raises(ValueError, match=message):
+        pickle.loads(data)
 
 
 # ------------------------------------------------------------------ memory

@@ -535,3 +535,264 @@ def test_compiled_murmurhash3_of_arrow_strings_is_scikit_learns(large):
         assert hash_prefixed(prefix, *arrow_text(strings)).tolist() == expected
     assert arrow_text(pa.array(["a", None])) is None
     assert arrow_text(pa.array([1, 2])) is None
+
+
+def names_of(X, column, categorical=True):
+    """The names a table's column gives, as a set (of every output column)."""
+    hasher = ColumnHasher(hash_bits=HASH_BITS, categorical=[column] if categorical else None)
+    return {name for names in hasher.hashed_names(X).values() for name in names}
+
+
+# Ids beyond 2**53 (where float64 holds only every other integer, then fewer)
+# and the extremes of int64 and uint64.
+BIG_IDS = [2**53 + 1, 1234567890123456789, 1234567890123456790, -(2**63), 2**63 - 1]
+
+
+@needs_readers_extra
+def test_integer_ids_beyond_2_53_keep_their_exact_decimal_text_from_every_table(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skftrl.readers import iter_parquet
+
+    expected = {f"id={n}" for n in BIG_IDS}  # Python's exact decimal text
+    tables = {
+        "pandas int64": pd.DataFrame({"id": np.array(BIG_IDS, dtype=np.int64)}),
+        "pandas Int64": pd.DataFrame({"id": pd.array(BIG_IDS + [None], dtype="Int64")}),
+        "pandas object": pd.DataFrame({"id": pd.Series(BIG_IDS, dtype=object)}),
+        "dicts": [{"id": n} for n in BIG_IDS],
+        "numpy ints": {"id": np.array(BIG_IDS, dtype=np.int64)},
+        "numpy scalars": [{"id": np.int64(n)} for n in BIG_IDS],
+        "arrow": pa.table({"id": pa.array(BIG_IDS, pa.int64())}),
+        "arrow dictionary": pa.table({"id": pa.array(BIG_IDS).dictionary_encode()}),
+    }
+    for kind, X in tables.items():
+        assert names_of(X, "id") == expected, kind
+    unsigned = [2**64 - 1, 2**63 + 1]
+    expected_unsigned = {f"id={n}" for n in unsigned}
+    for X in (
+        pd.DataFrame({"id": np.array(unsigned, dtype=np.uint64)}),
+        {"id": np.array(unsigned, dtype=np.uint64)},
+        pa.table({"id": pa.array(unsigned, pa.uint64())}),
+    ):
+        assert names_of(X, "id") == expected_unsigned
+    # Each id its own column of the output, as CSV text gives it.
+    X = ColumnHasher(hash_bits=30, categorical=["id"]).transform({"id": np.array(BIG_IDS)})
+    columns = [abs(reference_hash(f"id={n}")) % 2**30 for n in BIG_IDS]
+    assert X.indices.tolist() == columns and X.data.tolist() == [1.0] * len(BIG_IDS)
+    # As numbers (not categorical), an Arrow column of such ids is read as
+    # pandas reads it: the nearest float64, not an error.
+    X = ColumnHasher(hash_bits=HASH_BITS).transform(pa.table({"id": pa.array(BIG_IDS)}))
+    assert X.data.tolist() == [float(n) for n in BIG_IDS]
+    pq.write_table(pa.table({"y": [0.0, 1.0] * 3, "id": BIG_IDS[:6] + [7]}), tmp_path / "t.pq")
+    hasher = ColumnHasher(hash_bits=30, categorical=["id"])
+    ((X, y, _),) = iter_parquet(tmp_path / "t.pq", label_column="y", hasher=hasher)
+    columns = [abs(reference_hash(f"id={n}")) % 2**30 for n in BIG_IDS[:6] + [7]]
+    assert X.indices.tolist() == columns
+
+
+def timestamp_texts():
+    """Values and the one text each is hashed as, written by hand: the text
+    pandas prints for a timestamp (a fraction only when there is one, of 6
+    digits, or 9 where nanoseconds are not whole microseconds)."""
+    import datetime
+
+    moment = datetime.datetime(2020, 1, 1, 10, 0, 0)
+    return [
+        (moment, "2020-01-01 10:00:00"),
+        (moment + datetime.timedelta(milliseconds=500), "2020-01-01 10:00:00.500000"),
+        (moment + datetime.timedelta(microseconds=7), "2020-01-01 10:00:00.000007"),
+        (datetime.datetime(1969, 12, 31, 23, 59, 59, 250000), "1969-12-31 23:59:59.250000"),
+    ]
+
+
+@needs_readers_extra
+def test_a_timestamp_has_one_text_from_every_table_type():
+    import pyarrow as pa
+
+    values, texts = zip(*timestamp_texts())
+    expected = {f"t={text}" for text in texts}
+    assert {f"t={pd.Timestamp(value)}" for value in values} == expected  # pandas prints these
+    tables = {
+        "dicts": [{"t": value} for value in values],
+        "pandas Timestamp": [{"t": pd.Timestamp(value)} for value in values],
+        "numpy scalars": [{"t": np.datetime64(value, "ns")} for value in values],
+    }
+    for unit in ("us", "ns"):
+        tables[f"pandas [{unit}]"] = pd.DataFrame({"t": pd.Series(values).astype(f"M8[{unit}]")})
+        tables[f"numpy [{unit}]"] = {"t": np.array(values, dtype=f"M8[{unit}]")}
+        tables[f"arrow [{unit}]"] = pa.table({"t": pa.array(values, pa.timestamp(unit))})
+    for kind, X in tables.items():
+        assert names_of(X, "t", categorical=False) == expected, kind
+    # Whole seconds and milliseconds in every unit; nanoseconds where they are kept.
+    whole = [values[0], values[1]]
+    for unit in ("s", "ms"):
+        expected_whole = {f"t={texts[0]}"} | ({f"t={texts[1]}"} if unit == "ms" else set())
+        for X in (
+            pa.table({"t": pa.array(whole, pa.timestamp("s" if unit == "s" else "ms"))}),
+            {"t": np.array(whole, dtype=f"M8[{unit}]")},
+            pd.DataFrame({"t": pd.Series(whole).astype(f"M8[{unit}]")}),
+        ):
+            assert names_of(X, "t", categorical=False) == expected_whole
+    nanosecond = pd.Timestamp("2020-01-01 10:00:00.000000001")
+    assert str(nanosecond) == "2020-01-01 10:00:00.000000001"
+    for X in (
+        pd.DataFrame({"t": [nanosecond]}),
+        {"t": np.array([nanosecond.to_datetime64()])},
+        pa.table({"t": pa.array([nanosecond.value], pa.timestamp("ns"))}),
+    ):
+        assert names_of(X, "t") == {"t=2020-01-01 10:00:00.000000001"}
+    # With a time zone: the local time and its offset, as pandas prints it.
+    utc = datetime_in("UTC")
+    expected_zoned = {"t=2020-01-01 10:00:00+00:00", "t=2020-06-01 12:00:00+02:00"}
+    for X in (
+        pd.DataFrame({"t": [utc[0], utc[1].tz_convert("Europe/Paris")]}),
+        [{"t": utc[0].to_pydatetime()}, {"t": utc[1].tz_convert("Europe/Paris").to_pydatetime()}],
+    ):
+        assert names_of(X, "t", categorical=False) == expected_zoned
+    arrow = pa.table(
+        {"t": pa.array([utc[0].value, utc[1].value], pa.timestamp("ns", tz="Europe/Paris"))}
+    )
+    assert names_of(arrow, "t") == {
+        "t=2020-01-01 11:00:00+01:00",
+        "t=2020-06-01 12:00:00+02:00",
+    }
+    assert {f"t={value.tz_convert('Europe/Paris')}" for value in utc} == names_of(arrow, "t")
+
+
+def datetime_in(zone):
+    return [
+        pd.Timestamp("2020-01-01 10:00:00", tz=zone),
+        pd.Timestamp("2020-06-01 10:00", tz=zone),
+    ]
+
+
+@needs_readers_extra
+def test_durations_bytes_decimals_and_times_have_one_text_from_every_table_type():
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    # Durations as pandas prints them.
+    durations = [
+        datetime.timedelta(hours=1, seconds=3),
+        datetime.timedelta(days=2, milliseconds=250),
+        datetime.timedelta(seconds=-1),
+        datetime.timedelta(0),
+    ]
+    expected = {
+        "d=0 days 01:00:03",
+        "d=2 days 00:00:00.250000",
+        "d=-1 days +23:59:59",
+        "d=0 days 00:00:00",
+    }
+    assert {f"d={pd.Timedelta(value)}" for value in durations} == expected
+    for kind, X in {
+        "dicts": [{"d": value} for value in durations],
+        "pandas": pd.DataFrame({"d": durations}),
+        "numpy": {"d": np.array(durations, dtype="m8[us]")},
+        "numpy ns": {"d": np.array(durations, dtype="m8[ns]")},
+        "numpy scalars": [{"d": np.timedelta64(value, "ms")} for value in durations],
+        "arrow": pa.table({"d": pa.array(durations, pa.duration("ms"))}),
+        "arrow us": pa.table({"d": pa.array(durations, pa.duration("us"))}),
+    }.items():
+        assert names_of(X, "d", categorical=False) == expected, kind
+    # Bytes as their UTF-8 text.
+    blobs = [b"ab", "caf\u00e9".encode()]
+    expected = {"b=ab", "b=caf\u00e9"}
+    for kind, X in {
+        "dicts": [{"b": value} for value in blobs],
+        "pandas": pd.DataFrame({"b": blobs}),
+        "numpy": {"b": np.array(blobs, dtype=object)},
+        "arrow": pa.table({"b": pa.array(blobs, pa.binary())}),
+        "arrow large": pa.table({"b": pa.array(blobs, pa.large_binary())}),
+    }.items():
+        assert names_of(X, "b", categorical=False) == expected, kind
+    assert names_of({"b": np.array([b"ab"])}, "b", categorical=False) == {"b=ab"}
+    # Decimals as their exact value's shortest text, whatever their scale:
+    # as the same float (2.0 -> 2, 2.50 -> 2.5) where it is one.
+    decimals = [decimal.Decimal(text) for text in ("2", "2.50", "-0.0", "12345678901234567.125")]
+    expected = {"m=2", "m=2.5", "m=0", "m=12345678901234567.125"}
+    for kind, X in {
+        "dicts": [{"m": value} for value in decimals],
+        "pandas": pd.DataFrame({"m": decimals}),
+        "arrow": pa.table({"m": pa.array(decimals, pa.decimal128(20, 3))}),
+        "arrow scale 0": pa.table({"m": pa.array([decimal.Decimal(2)], pa.decimal128(5, 0))}),
+    }.items():
+        names = names_of(X, "m", categorical=False)
+        assert names == (expected if len(X) > 1 else {"m=2"}), kind
+    assert names_of({"m": [2.0, 2.5]}, "m") == {"m=2", "m=2.5"}  # the floats' texts
+    # Times of day as Python prints them.
+    times = [datetime.time(10, 0), datetime.time(10, 0, 0, 500000)]
+    expected = {"h=10:00:00", "h=10:00:00.500000"}
+    for kind, X in {
+        "dicts": [{"h": value} for value in times],
+        "pandas": pd.DataFrame({"h": times}),
+        "arrow": pa.table({"h": pa.array(times, pa.time64("us"))}),
+        "arrow ns": pa.table({"h": pa.array(times, pa.time64("ns"))}),
+        "arrow ms": pa.table({"h": pa.array(times, pa.time32("ms"))}),
+    }.items():
+        assert names_of(X, "h", categorical=False) == expected, kind
+
+
+def colliding_names(hash_bits):
+    """Two column names whose features land in the same output column."""
+    names = [f"c{i}" for i in range(10)]
+    columns = [abs(reference_hash(name)) % 2**hash_bits for name in names]
+    first = names[0]
+    return first, next(n for n, c in zip(names[1:], columns[1:]) if c == columns[0])
+
+
+def test_a_product_or_sum_that_overflows_is_refused_naming_the_columns():
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "b")])
+    X = {"a": [1.0, 1e200], "b": [2.0, -1e200]}
+    with pytest.raises(
+        ValueError,
+        match=r"row 1: the cross of 'a' \(1e\+200\) and 'b' "
+        r"\(-1e\+200\) overflows float64",
+    ):
+        hasher.transform(X)
+    with pytest.raises(ValueError, match="overflows float64"):
+        hasher.hashed_names(X)
+    three = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "c", "b")])
+    with pytest.raises(
+        ValueError,
+        match=r"row 0: the cross of 'a' \(1e\+200\), 'c' \(1e\+20\) "
+        r"and 'b' \(1e\+100\) overflows",
+    ):
+        three.transform({"a": [1e200], "b": [1e100], "c": [1e20]})
+    first, second = colliding_names(1)
+    with pytest.raises(
+        ValueError,
+        match=f"row 0: the sum of {first!r} \\(1e\\+308\\) and "
+        f"{second!r} \\(1e\\+308\\), which land in one column, overflows",
+    ):
+        ColumnHasher(hash_bits=1).transform({first: [1e308], second: [1e308]})
+    # Large values that do not overflow are kept.
+    X = ColumnHasher(hash_bits=HASH_BITS, interactions=[("a", "b")]).transform(
+        {"a": [1e200], "b": [1e100]}
+    )
+    assert sorted(X.data) == [1e100, 1e200, 1e300]
+
+
+def test_timestamps_and_durations_are_written_as_pandas_prints_them():
+    """Of random values to the nanosecond, before and after 1970, whole
+    seconds, microseconds and nanoseconds among them: the text is pandas'
+    str() of the same Timestamp or Timedelta, from numpy's scalars and
+    pandas' own."""
+    from skftrl._readers._hashing import value_text
+
+    rng = np.random.default_rng(3)
+    counts = rng.integers(-(2**62), 2**62, size=300)
+    counts = np.concatenate([counts, counts // 10**9 * 10**9, counts // 1000 * 1000, [0, -1, 1]])
+    for count in counts.tolist():
+        moment = np.datetime64(count, "ns")
+        assert value_text(moment) == str(pd.Timestamp(moment)) == value_text(pd.Timestamp(moment))
+        duration = np.timedelta64(count, "ns")
+        assert value_text(duration) == str(pd.Timedelta(duration))
+        assert value_text(pd.Timedelta(duration)) == str(pd.Timedelta(duration))
+        if count % 1000 == 0:
+            assert value_text(pd.Timedelta(duration).to_pytimedelta()) == str(
+                pd.Timedelta(duration)
+            )

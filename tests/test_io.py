@@ -5,6 +5,7 @@ import dataclasses
 import gzip
 import io
 import os
+import re
 import stat
 import threading
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-from conftest import HAS_NUMBA
+from conftest import HAS_NUMBA, needs_readers_extra
 from skftrl._cli._model_files import atomic_output
 from skftrl._readers._cache import ChunkCache
 from skftrl._readers._chunks import MAX_CLASSES, Chunk, concatenate, rechunk
@@ -575,7 +576,62 @@ def compressed(kind, data):
         ),
         "bz2": bz2.compress,
         "xz": lzma.compress,
+        "zstd": zstd_compress,
     }[kind](data)
+
+
+def zstd_compress(data):
+    import zstandard
+
+    # With a checksum, which damage anywhere breaks.
+    return zstandard.ZstdCompressor(write_checksum=True).compress(data)
+
+
+COMPRESSIONS = ["gzip", "bz2", "xz", pytest.param("zstd", marks=needs_readers_extra)]
+
+
+@pytest.mark.parametrize("kind", COMPRESSIONS)
+@pytest.mark.parametrize("damage", ["first block", "later block", "cut short"])
+def test_damaged_compressed_input_is_an_error_naming_the_file(tmp_path, monkeypatch, kind, damage):
+    import skftrl._readers._sources as sources
+
+    text = random_plain_libsvm(5, n_lines=2000)
+    data = bytearray(compressed(kind, text))
+    if damage == "cut short":
+        del data[-len(data) // 3 :]
+    elif damage == "first block":  # bytes overwritten in the middle of the stream
+        data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
+    else:  # a second stream (as `cat` makes) whose header is damaged, read in later blocks
+        second = bytearray(compressed(kind, text))
+        second[6:12] = b"\xff" * 6
+        data += second
+    if damage != "first block":  # read in blocks of 100 bytes: the damage is met in a later one
+        monkeypatch.setattr(sources, "BLOCK_SIZE", 100)
+    path = tmp_path / "data.svm"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}(:\d+)?: .*damaged"):
+        for _ in libsvm_row_chunks(path, 64):
+            pass
+
+
+@pytest.mark.parametrize("block_size", [5, 2**20])
+@pytest.mark.parametrize("then", ["end", "member"])
+def test_gzip_with_trailing_zero_bytes_reads_as_gzip_does(tmp_path, monkeypatch, block_size, then):
+    # gzip -d and Python's gzip module ignore zero bytes after a member
+    # (padding a tape or a block device adds them), and read a member after them.
+    import skftrl._readers._sources as sources
+
+    monkeypatch.setattr(sources, "BLOCK_SIZE", block_size)
+    lines = random_plain_libsvm(9, n_lines=50).splitlines(keepends=True)
+    data = gzip.compress(b"".join(lines[:20])) + b"\0" * 37
+    if then == "member":
+        data += gzip.compress(b"".join(lines[20:])) + b"\0" * 3
+    path = tmp_path / "data.svm"
+    path.write_bytes(data)
+    expected, y = load_svmlight_file(io.BytesIO(gzip.decompress(data)), zero_based=True)
+    chunks = list(libsvm_row_chunks(path, 16))
+    assert np.array_equal(np.concatenate([chunk.y for chunk in chunks]), y)
+    assert sum(chunk.X.shape[0] for chunk in chunks) == expected.shape[0]
 
 
 @pytest.mark.parametrize("kind", ["plain", "gzip", "gzip members", "bz2", "xz"])
@@ -667,9 +723,11 @@ def short_csv_fields():
     csv.field_size_limit(limit)
 
 
-def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(
-    tiny_blocks, short_csv_fields
-):
+def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(tiny_blocks, monkeypatch):
+    import skftrl._readers._sources
+
+    # A quoted field is read up to 1,000 bytes long.
+    monkeypatch.setattr(skftrl._readers._sources, "LONGEST_QUOTED_FIELD", 1000)
     # The stream stays open: reading to its end to find the closing quote would hang.
     read_end, write_end = os.pipe()
     done = threading.Event()
@@ -686,7 +744,7 @@ def test_a_lone_quote_in_a_stream_is_an_error_before_the_stream_ends(
     writer.start()
     layout = CsvSpec("y", {"a": "numeric", "b": "categorical"}, True, 10)
     try:
-        with pytest.raises(DataError, match="not closed within 1,000 characters") as error:
+        with pytest.raises(DataError, match="not closed within 1,000 bytes") as error:
             list(read_csv(f"/dev/fd/{read_end}", layout, 100))
         assert error.value.line == 12
     finally:
@@ -806,3 +864,92 @@ def test_input_specs_are_stored_as_dicts_and_read_back_from_every_version():
     )
     old_csv = {"format": "csv", "label_column": "y", "kinds": {}, "numeric_labels": True}
     assert spec_from_dict({**old_csv, "hash_bits": 4}) == CsvSpec("y", {}, True, 4)
+
+
+@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+def test_a_text_file_object_is_read_from_where_its_text_is(tmp_path, parser):
+    # After a readline(), a text file's binary buffer has read ahead: rows
+    # read from it would be lost. The rest of the text is read, as csv does.
+    from skftrl.readers import iter_csv, iter_libsvm
+
+    lines = ["# exported by a tool\n", "x,y\n"] + [f"{i % 9},{i % 2}\n" for i in range(3000)]
+    path = tmp_path / "data.csv"
+    path.write_text("".join(lines))
+    with open(path, newline="") as text:
+        text.readline()
+        expected = [row for row in csv.reader(text)][1:]
+    with open(path, newline="") as text:
+        text.readline()
+        chunks = list(iter_csv(text, label_column="y", parser=parser, chunk_size=1000))
+    assert np.concatenate([y for _, y, _ in chunks]).tolist() == [float(r[1]) for r in expected]
+    # A text stream without a binary buffer, and LIBSVM text.
+    libsvm = "".join(f"{i % 2} {i % 5 + 1}:1\n" for i in range(100))
+    stream = io.StringIO("1 1:1\n" + libsvm)
+    stream.readline()
+    (chunk,) = iter_libsvm(stream, n_features=6)
+    X, y = load_svmlight_file(io.BytesIO(libsvm.encode()), n_features=6)
+    assert np.array_equal(chunk[1], y) and (chunk[0] != X).nnz == 0
+
+
+def test_a_text_file_object_is_read_in_its_encoding(tmp_path):
+    from skftrl.readers import iter_csv
+
+    path = tmp_path / "latin1.csv"
+    path.write_bytes("city,y\ncafé,1\nrue,0\n".encode("latin-1"))
+    (tmp_path / "utf8.csv").write_text("city,y\ncafé,1\nrue,0\n", encoding="utf-8")
+    with open(path, encoding="latin-1", newline="") as text:
+        (latin,) = iter_csv(text, label_column="y")
+    (utf8,) = iter_csv(tmp_path / "utf8.csv", label_column="y")
+    assert (latin[0] != utf8[0]).nnz == 0
+    with open(path, encoding="utf-8", newline="") as text:  # not its encoding
+        with pytest.raises(ValueError, match=r"latin1\.csv.*utf-8.*'rb'"):
+            list(iter_csv(text, label_column="y"))
+
+
+@needs_readers_extra
+def test_iter_parquet_refuses_a_column_of_lists_by_name(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skftrl.readers import iter_parquet
+
+    table = pa.table({"y": [0, 1], "a": [1.5, 2.5], "tags": [["x"], ["y", "z"]]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match=r"t\.parquet: the column 'tags' \(list<.*>\) holds"):
+        list(iter_parquet(tmp_path / "t.parquet", label_column="y"))
+    (X, y, _), *rest = iter_parquet(tmp_path / "t.parquet", label_column="y", columns=["a"])
+    assert rest == [] and y.tolist() == [0, 1] and X.shape[0] == 2
+
+
+@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+def test_iter_csv_refuses_a_delimiter_that_is_not_one_ascii_character(parser):
+    from skftrl.readers import iter_csv
+
+    for delimiter in ["é", "\0"]:
+        text = f"y{delimiter}a\n1{delimiter}2\n".encode()
+        with pytest.raises(ValueError, match="a line end, ASCII and not NUL"):
+            list(iter_csv(io.BytesIO(text), label_column="y", delimiter=delimiter, parser=parser))
+
+
+@pytest.mark.parametrize("reader", ["csv", pytest.param("parquet", marks=needs_readers_extra)])
+def test_the_label_weight_and_feature_columns_do_not_overlap(tmp_path, reader):
+    from skftrl import readers
+
+    if reader == "csv":
+        source = tmp_path / "t.csv"
+        source.write_text("y,w,a\n1,1,2\n0,2,3\n")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        source = tmp_path / "t.parquet"
+        pq.write_table(pa.table({"y": [1, 0], "w": [1.0, 2.0], "a": [2, 3]}), source)
+    read = getattr(readers, f"iter_{reader}")
+    with pytest.raises(ValueError, match="weight_column and label_column are both 'y'"):
+        list(read(source, label_column="y", weight_column="y"))
+    with pytest.raises(ValueError, match="columns holds the label column 'y'"):
+        list(read(source, label_column="y", columns=["a", "y"]))
+    with pytest.raises(ValueError, match="columns holds the weight column 'w'"):
+        list(read(source, label_column="y", weight_column="w", columns=["w"]))
+    ((X, y, w),) = read(source, label_column="y", weight_column="w", columns=["a"])
+    assert y.tolist() == [1, 0] and w.tolist() == [1, 2] and X.shape[0] == 2

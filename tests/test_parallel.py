@@ -9,6 +9,9 @@ the model as it was; and the held-out loss of a9a close to the sequential
 pass's with the rounds as they are.
 """
 
+import copy
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -157,6 +160,115 @@ def test_factorization_machines_match_the_reference(short_rounds, n_features, de
     assert_allclose(model.z_factors_, reference.z_v, **TOLERANCE)
     assert_allclose(model.n_factors_, reference.n_v, **TOLERANCE)
     assert_allclose(model.z_intercept_, reference.z_bias, **TOLERANCE)
+
+
+def model_and_reference(kind, n_jobs, n_features):
+    """A model with ``n_jobs`` threads and its reference, both unfitted."""
+    if kind == "linear":
+        return FTRLClassifier(n_jobs=n_jobs, **HYPER), linear_reference(1, "log_loss", **HYPER)
+    hyper = dict(HYPER, l1=0.0, n_components=3, init_stdev=0.1, factor_l2=0.01)
+    model = FMClassifier(n_jobs=n_jobs, random_state=0, **hyper)
+    reference = ReferenceFM(
+        1,
+        n_features,
+        3,
+        loss="log_loss",
+        alpha=hyper["learning_rate"],
+        beta=hyper["beta"],
+        l1=0.0,
+        l2=hyper["l2"],
+        fit_intercept=True,
+        init_stdev=0.1,
+        random_state=0,
+        lambda_v=0.01,
+    )
+    return model, reference
+
+
+@needs_numba
+@pytest.mark.parametrize("kind", ["linear", "fm"])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+@pytest.mark.parametrize("n_features, density", [(12, 0.4), (3000, 0.004)])
+def test_calls_of_fewer_rows_than_threads_match_the_reference(
+    short_rounds, kind, n_jobs, n_features, density
+):
+    # Once the rounds have begun, a call of one row (or of fewer rows than
+    # threads, or whose first shard has no non-zeros) is a round with empty
+    # shards: one row at a time is the sequential pass.
+    X, rng = sparse_rows(5, 140, n_features, density)
+    order = np.r_[0:5, 6:101, 5, 101:140]  # the empty row first in its call
+    X, y = X[order], rng.integers(0, 2, size=140)
+    calls = [slice(0, 100), *(slice(i, i + 1) for i in range(100, 110))]
+    calls += [slice(110, 110 + n_jobs - 1), slice(110 + n_jobs - 1, 140)]
+    model, reference = model_and_reference(kind, n_jobs, n_features)
+    model.partial_fit(X[:100], y[:100], classes=[0, 1])
+    sequential = copy.deepcopy(model).set_params(n_jobs=1)
+    for rows in calls[1:11]:
+        model.partial_fit(X[rows], y[rows])
+        sequential.partial_fit(X[rows], y[rows])
+        assert_same_state(learned_state(sequential), learned_state(model))
+    for rows in calls[11:]:
+        model.partial_fit(X[rows], y[rows])
+    dicts = rows_as_dicts(X.indptr, X.indices, X.data)
+    for rows in calls:
+        shards = short_rounds_of(rows.stop - rows.start, n_jobs, rows.start)
+        learn_in_rounds(reference, dicts[rows], y[rows].astype(float), np.ones(140), shards)
+    if kind == "linear":
+        assert_linear_state(model, reference)
+    else:
+        assert_allclose(model.z_, reference.z, **TOLERANCE)
+        assert_allclose(model.z_factors_, reference.z_v, **TOLERANCE)
+        assert_allclose(model.n_factors_, reference.n_v, **TOLERANCE)
+
+
+# Columns on both sides of 2**31 and of 2**32 (as a CSR matrix's int64 indices).
+WIDE_COLUMNS = np.array([3, 1000, 2**31 - 1, 2**31, 2**31 + 5, 2**32 - 1, 2**32, 2**32 + 63])
+
+
+def wide_rows(seed, n_rows, n_columns=8):
+    """Rows of a few of the first ``n_columns`` of WIDE_COLUMNS each, repeated
+    from row to row: as rows of the width they need and of a narrow model."""
+    rng = np.random.default_rng(seed)
+    rows = [np.unique(rng.choice(n_columns, size=3)) for _ in range(n_rows)]
+    indptr = np.r_[0, np.cumsum([len(row) for row in rows])]
+    values = rng.normal(size=indptr[-1])
+    narrow = sp.csr_matrix((values, np.concatenate(rows), indptr), shape=(n_rows, n_columns))
+    width = WIDE_COLUMNS[n_columns - 1] + 1
+    wide = sp.csr_matrix((values, WIDE_COLUMNS[narrow.indices], indptr), shape=(n_rows, width))
+    return wide, narrow, rng.integers(0, 2, size=n_rows)
+
+
+@needs_numba
+def test_a_model_wider_than_2_to_the_31_learns_in_rounds(short_rounds):
+    # Its columns renumbered as a shard's: the same as the model of only the
+    # columns the rows use. (The state of the columns no row uses is never
+    # allocated: the model takes little memory.)
+    wide, narrow, y = wide_rows(6, 60, n_columns=5)
+    columns = WIDE_COLUMNS[:5]
+    models = [FTRLClassifier(n_jobs=2, dtype=np.float32, **HYPER) for _ in range(2)]
+    models[0].partial_fit(wide, y, classes=[0, 1])
+    models[1].partial_fit(narrow, y, classes=[0, 1])
+    assert np.array_equal(models[0].z_[:, columns], models[1].z_)
+    assert np.array_equal(models[0].n_[:, columns], models[1].n_)
+    assert np.array_equal(models[0].z_intercept_, models[1].z_intercept_)
+    # The rounds ran: the model is not the sequential pass's.
+    sequential = FTRLClassifier(dtype=np.float32, **HYPER).partial_fit(narrow, y, classes=[0, 1])
+    assert not np.array_equal(sequential.z_, models[1].z_)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["numba", "numpy"])
+def test_a_block_of_columns_beyond_2_to_the_32_is_renumbered(monkeypatch, compiled):
+    # As skftrl.dask's workers renumber their rows' columns.
+    if not compiled:
+        monkeypatch.setitem(sys.modules, "skftrl._engines._rounds_numba", None)
+    elif not HAS_NUMBA:
+        pytest.skip("needs numba")
+    wide, narrow, _ = wide_rows(7, 50)
+    columns, renumbered = _rounds.compact_block(wide)
+    assert np.array_equal(columns, WIDE_COLUMNS[np.unique(narrow.indices)])
+    assert np.array_equal(renumbered.indptr, wide.indptr)
+    assert np.array_equal(columns[renumbered.indices], wide.indices)
+    assert np.array_equal(renumbered.data, wide.data)
 
 
 def learned_state(model):

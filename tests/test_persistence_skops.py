@@ -191,3 +191,42 @@ def test_a_tampered_file_is_refused_and_runs_nothing(tmp_path):
     # The payload is live: trusting eval runs it.
     sio.load(path, trusted=[FTRLClassifier, "builtins.eval"])
     assert side_effect.exists()
+
+
+def _without_n(state):
+    state.pop("n_", None)
+    return state
+
+
+def _state_as_lists(state):
+    state["z_"] = state["z_"].tolist()
+    return state
+
+
+def _no_feature_count(state):
+    del state["n_features_in_"]
+    return state
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (_without_n, "saved state has no n_"),
+        (_state_as_lists, "saved z_ is a list, not a numpy array"),
+        (_no_feature_count, "saved n_features_in_ is None, not a non-negative integer"),
+    ],
+)
+def test_a_damaged_file_is_refused_with_a_value_error(tamper, message, tmp_path, monkeypatch):
+    """Regression: a skops file whose state lacked an array, held one as a
+    list, or lacked the number of features, loaded into an AttributeError
+    (at once, or at predict)."""
+    X, y, _, _ = load_dna()
+    model = FTRLClassifier(max_iter=1, tol=None).fit(X[:200, :20].toarray(), y[:200])
+    assert "z_" in model.__getstate__()  # saved whole: most coordinates touched
+    getstate = FTRLClassifier.__getstate__
+    path = tmp_path / "model.skops"
+    with monkeypatch.context() as patched:
+        patched.setattr(FTRLClassifier, "__getstate__", lambda self: tamper(getstate(self)))
+        sio.dump(model, path)
+    with pytest.raises(ValueError, match=message):
+        sio.load(path, trusted=[FTRLClassifier])

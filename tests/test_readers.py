@@ -682,12 +682,14 @@ def test_the_readers_import_numba_in_the_calling_thread_before_reading_ahead(
 
 def random_vw(rng, n_lines, values=False):
     """Lines of VW text in every form the readers take: tags, importance
-    weights, default and named namespaces, empty segments, ASCII whitespace
-    of every kind, blank lines, CRLF ends; and with ``values``, features'
+    weights, default and named namespaces, empty segments, spaces and tabs
+    (and CRs) between tokens, other ASCII whitespace within them (as Vowpal
+    Wabbit reads it), blank lines, CRLF ends; and with ``values``, features'
     values and namespaces' weights (zeros among them)."""
-    spaces = [" ", "  ", "\t", "\x0b", "\x0c", "\r", "\x1c", "\x1f"]
-    heads = ["1 ", "-1 ", "0 'tag", "1 2 ", "0.5 t", "1\t'", "-1 0 'u", "3 2\x0bv"]
+    spaces = [" ", "  ", "\t", "\r", " \t", "\t\r "]
+    heads = ["1 ", "-1 ", "0 'tag", "1 2 ", "0.5 t", "1\t'", "-1 0 'u", "3 2\tv", "1 'a\x0bb"]
     words = ["a", "b", "ab", "abc", "abcd", "x=1", "~!", "a.b", "'q", "0", "Zz9", "12345"]
+    words += ["a\x0bb", "\x0c", "x\x1cy\x1f"]
     namespaces = words[:6]  # and, with values, namespaces with a weight
     if values:
         numbers = ["1", "-0.5", "+2.", ".25", "1e3", "7E-2", "0", "-0", "123456789012345", "3.1"]
@@ -698,7 +700,7 @@ def random_vw(rng, n_lines, values=False):
     lines = []
     for _ in range(n_lines):
         if rng.random() < 0.1:
-            lines.append(rng.choice(["", " ", "\t\r", "\x0c"]))
+            lines.append(rng.choice(["", " ", "\t\r", "\r"]))
             continue
         segments = []
         for _ in range(rng.integers(0, 4)):
@@ -819,7 +821,8 @@ def test_compiled_vw_reading_gives_what_python_gives(interactions, monkeypatch):
     assert (
         parser.compiled_rows(_vw.compiled_reader(), 1, "1 |a caf\u00e9\u00a0b\n".encode()) is None
     )
-    assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 2
+    # One feature: a no-break space is part of its token.
+    assert parser.parse(1, "1 |a caf\u00e9\u00a0b\n".encode()).X.nnz == 1
     for text in ["1 'caf\u00e9|a b\n", "1 |a b\n\u00a0\n", "1 |\u00e9a b\n"]:
         assert parser.compiled_rows(_vw.compiled_reader(), 1, text.encode()) is None
     assert parser.parse(1, "1 'caf\u00e9|a b\n".encode()).tags.tolist() == ["caf\u00e9"]
@@ -1037,3 +1040,148 @@ def test_the_command_line_refuses_crosses_it_cannot_take(tmp_path, options, mess
             code = usage_error.code
     assert code == 2 and message in err.getvalue()
     assert not out.exists() and model_path.read_bytes() == before
+
+
+VW_PATHS = ["python", pytest.param("compiled", marks=needs_numba)]
+
+
+def vw_parsed(path_kind, text, interactions=(), monkeypatch=None):
+    """The chunk of a block of VW text read by Python or by the compiled reader."""
+    from skftrl._readers import _vw
+
+    monkeypatch.setattr(_vw, "COMPILED_BYTES", 0 if path_kind == "compiled" else 2**62)
+    parser = _vw.VwParser("t", 20, interactions, labels_required=True)
+    if path_kind == "compiled":  # this block is the compiled reader's
+        assert parser.compiled_rows(_vw.compiled_reader(), 1, text.encode()) is not None
+    return parser.parse(1, text.encode())
+
+
+# The compiled reader reads numbers of at most 15 digits and powers of ten
+# up to 10**22 (larger ones it leaves to Python): a cross of nine namespaces
+# is what overflows there.
+NINE = "".join(f" |{letter} x:100000000000000e22" for letter in "abcdefghi")
+
+
+@pytest.mark.parametrize(
+    "path_kind, line, interactions, message",
+    [
+        (
+            "python",
+            "1 |a:1e200 x:1e200 y:2\n",
+            (),
+            r"the value of feature 'x' \(1e\+200\) times the weight of namespace 'a' "
+            r"\(1e\+200\) overflows float64",
+        ),
+        (
+            "python",
+            "1 |a x:1e200 |b y:-1e200\n",
+            ("ab",),
+            r"the cross of 'a=x' \(1e\+200\) and 'b=y' \(-1e\+200\) overflows float64",
+        ),
+        (
+            "python",
+            "1 |a x:1e200 |b y:1e100 |c z:1e20\n",
+            ("acb",),
+            r"the cross of 'a=x' \(1e\+200\), 'c=z' \(1e\+20\) and 'b=y' \(1e\+100\) overflows",
+        ),
+        *[
+            pytest.param(
+                path_kind,
+                "1" + NINE + "\n",
+                ("abcdefghi",),
+                r"the cross of 'a=x' \(1e\+36\), 'b=x' \(1e\+36\), .* and 'i=x' \(1e\+36\) "
+                "overflows float64",
+                marks=needs_numba if path_kind == "compiled" else (),
+            )
+            for path_kind in ("python", "compiled")
+        ],
+        (
+            "python",
+            "1 |a x:1e308 x:1.5e308\n",
+            (),
+            r"the sum of 'a=x' \(1e\+308\) and 'a=x' \(1\.5e\+308\), which land in one "
+            "column, overflows float64",
+        ),
+    ],
+)
+def test_vw_values_whose_product_or_sum_overflows_are_refused_naming_the_line(
+    path_kind, line, interactions, message, monkeypatch
+):
+    text = "1 |y ok:1e22 |z ok:-1e22\n" + line  # finite: kept
+    with pytest.raises(ValueError, match=f"^t:2: {message}"):
+        vw_parsed(path_kind, text, interactions, monkeypatch)
+    chunk = vw_parsed(path_kind, text.splitlines()[0] + "\n", interactions, monkeypatch)
+    assert sorted(chunk.X.data) == [-1e22, 1e22]
+
+
+def test_the_command_line_refuses_vw_values_that_overflow_naming_the_line(tmp_path):
+    path = write(tmp_path / "t.vw", "1 |a x:2\n-1 |a:1e200 x:1e200\n")
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib")
+    assert code != 0 and not (tmp_path / "m.joblib").exists()
+    assert f"{path}:2: the value of feature 'x' (1e+200) times the weight of namespace" in output
+    assert "overflows float64" in output and "Traceback" not in output
+
+
+# Every character str.split() splits on that Vowpal Wabbit keeps in a token
+# (it splits on spaces and tabs; a CR ends a CRLF line).
+OTHER_SPACES = [
+    chr(c) for c in range(0x3001) if len(f"a{chr(c)}b".split()) == 2 and chr(c) not in " \t\r\n"
+]
+
+
+@pytest.mark.parametrize("path_kind", VW_PATHS)
+def test_vw_features_are_split_on_spaces_and_tabs_only(path_kind, monkeypatch):
+    ascii_only = [space for space in OTHER_SPACES if space < "\x80"]
+    spaces = ascii_only if path_kind == "compiled" else OTHER_SPACES
+    lines = [f"1 |a x{space}y\tz  w:2 |b{space}c d\n" for space in spaces]
+    chunk = vw_parsed(path_kind, "".join(lines), (), monkeypatch)
+    expected = np.zeros((len(spaces), 2**20))
+    for i, space in enumerate(spaces):
+        features = [(f"a=x{space}y", 1.0), ("a=z", 1.0), ("a=w", 2.0), (f"b{space}c=d", 1.0)]
+        for name, value in features:
+            expected[i, abs(vw_hash(name)) % 2**20] += value
+    assert np.array_equal(chunk.X.toarray(), expected)
+    if path_kind == "python":
+        text = "1 |a \u6771\u4eac\u3000\u99c5\n"  # one feature to Vowpal Wabbit
+        ((X, _, _, _),) = iter_vw(io.BytesIO(text.encode()), hash_bits=20)
+        assert X.indices.tolist() == [abs(vw_hash("a=\u6771\u4eac\u3000\u99c5")) % 2**20]
+        # A tag and a head hold them too; a line of them is not blank.
+        chunk = vw_parsed(path_kind, "1 'a\xa0b|a x\n2 a\u3000b|a x\n", (), monkeypatch)
+        assert chunk.tags.tolist() == ["a\xa0b", "a\u3000b"]
+        with pytest.raises(ValueError, match="^t:2: no '|' in the line"):
+            vw_parsed(path_kind, "1 |a x\n\x0c\n", (), monkeypatch)
+
+
+def test_the_command_line_reads_vw_features_split_on_spaces_and_tabs_only(tmp_path):
+    path = write(tmp_path / "t.vw", "1 |a x\u3000y\n-1 |a x\xa0y z\n")
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib", "-b", 18)
+    assert code == 0, output
+    model = FTRLClassifier()
+    X = np.zeros((2, 2**18))
+    for i, names in enumerate([["a=x\u3000y"], ["a=x\xa0y", "a=z"]]):
+        for name in names:
+            X[i, abs(vw_hash(name)) % 2**18] = 1.0
+    model.partial_fit(sp.csr_matrix(X), [1, -1], classes=[-1, 1])
+    trained = joblib.load(tmp_path / "m.joblib")
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+
+
+@needs_readers_extra
+def test_the_command_line_trains_on_parquet_ids_beyond_2_53_each_its_own_feature(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ids = [1234567890123456789, 1234567890123456790, 2**53 + 1, 2**53 + 2]
+    pq.write_table(pa.table({"y": [0, 1, 0, 1], "id": ids}), tmp_path / "t.parquet")
+    code, output = run_here(
+        "train", tmp_path / "t.parquet", "--label-column", "y", "-f", tmp_path / "m.joblib"
+    )
+    assert code == 0, output
+    X = np.zeros((4, 2**20))
+    for i, n in enumerate(ids):  # as CSV text gives them: the exact decimal
+        X[i, abs(murmurhash3_32(f"id={n}", seed=0, positive=False)) % 2**20] = 1.0
+    model = FTRLClassifier().partial_fit(sp.csr_matrix(X), [0, 1, 0, 1], classes=[0, 1])
+    trained = joblib.load(tmp_path / "m.joblib")
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name

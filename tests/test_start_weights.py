@@ -186,3 +186,109 @@ def test_partial_fit_starts_from_given_weights_in_its_first_call_only(make):
     with pytest.raises(ValueError, match="taken by the partial_fit that starts a model"):
         stream.partial_fit(X, y, coef_init=coef)
     assert_same(before, snapshot(stream))
+
+
+ESTIMATORS = [FTRLClassifier, FTRLRegressor, FMClassifier, FMRegressor]
+# Hyper-parameters of the exact-start tests.
+EXACT = [
+    dict(learning_rate=0.1, beta=1.0, l1=0.0, l2=0.0),
+    dict(learning_rate=0.5, beta=0.5, l1=0.3, l2=0.2),
+    dict(learning_rate=0.5, beta=0.5, l1=0.3, l2=0.2, initial_accumulator_value=1.7),
+    dict(learning_rate=0.1, beta=1.0, l1=1.0, l2=0.0),
+    dict(learning_rate=0.1, beta=1.0, l1=5.0, l2=0.0),
+]
+
+
+def denominator(hyper, dtype):
+    """The page's (beta + sqrt(n)) / alpha + l2 at n = initial_accumulator_value
+    as a state of ``dtype`` stores it, summed as sqrt(n) / alpha + (beta /
+    alpha + l2) (for the same bits)."""
+    alpha = hyper["learning_rate"]
+    root = math.sqrt(dtype(hyper.get("initial_accumulator_value", 0.0)))
+    return root / alpha + (hyper["beta"] / alpha + hyper["l2"])
+
+
+def closed_form(z, hyper, dtype):
+    """The page's weight of one z where it starts, in Python floats."""
+    l1 = hyper["l1"]
+    if abs(z) <= l1:
+        return 0.0
+    return -(z - math.copysign(l1, z)) / denominator(hyper, dtype)
+
+
+def reachable_around(w, hyper, dtype):
+    """The weights of the 33 floats of ``dtype`` around the page's z of ``w``:
+    a brute force, far wider than the rounding of that z."""
+    page_z = -(w * denominator(hyper, dtype))
+    page_z -= math.copysign(hyper["l1"], w)
+    integer = np.int64 if dtype == np.float64 else np.int32
+    around = np.array([page_z], dtype=dtype).view(integer) + np.arange(-16, 17, dtype=integer)
+    return [closed_form(float(z), hyper, dtype) for z in around.view(dtype)]
+
+
+def nearest(values, w):
+    return min(values, key=lambda value: abs(value - w))
+
+
+def random_weights(rng, size):
+    """Weights of all signs, about half of them small against an l1 near 1."""
+    coef = rng.normal(size=size)
+    coef[size // 2 :] *= 10.0 ** rng.randint(-8, 0, size=size - size // 2)
+    return coef
+
+
+def started(make, hyper, dtype, engine, coef):
+    """A model started at ``coef`` whose rows hold no feature: their
+    gradients leave every coefficient's state as it was set."""
+    X, y = sp.csr_matrix((4, len(coef))), np.array([0, 1, 0, 1])
+    model = make(dtype=dtype, engine=engine, random_state=0, **hyper, **ONE_PASS)
+    return model.fit(X, y, coef_init=coef)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("hyper", EXACT)
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_weights_the_state_can_hold_come_back_bit_for_bit(make, hyper, dtype, engine):
+    # Each weight given is the closed form of some z of the state's dtype (by
+    # brute force, the one nearest a random weight), so a state can hold it:
+    # the model's weights are the given ones, bits and all.
+    rng = np.random.RandomState(5)
+    coef = np.array(
+        [nearest(reachable_around(w, hyper, dtype), w) for w in random_weights(rng, 120)]
+    )
+    coef[::7] = 0.0
+    model = started(make, hyper, dtype, engine, coef)
+    assert np.array_equal(model.coef_[0], coef), np.flatnonzero(model.coef_[0] != coef)
+    # The intercept (float64, never regularized) too, from rows of a weight so
+    # small that their steps move no z by an ulp (and add 0 to n).
+    unregularized = dict(hyper, l1=0.0, l2=0.0)
+    for w in random_weights(rng, 6):
+        intercept = nearest(reachable_around(w, unregularized, np.float64), w)
+        X, y = sp.csr_matrix((2, 3)), np.array([0, 1])
+        alone = make(dtype=dtype, engine=engine, random_state=0, **hyper, **ONE_PASS)
+        alone.fit(X, y, np.full(2, 1e-300), intercept_init=intercept)
+        assert alone.intercept_[0] == intercept
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("hyper", EXACT)
+@pytest.mark.parametrize("make", ESTIMATORS)
+def test_any_weight_starts_at_the_nearest_the_state_can_hold(make, hyper, dtype, engine):
+    # Against the brute force: each weight is the nearest a z of the dtype
+    # gives. With l1 = 5 in float32, 1e-8 and 1e-6 lie between those weights.
+    rng = np.random.RandomState(6)
+    coef = random_weights(rng, 120)
+    coef[:2] = [1e-8, 1e-6]
+    model = started(make, hyper, dtype, engine, coef)
+    for got, w in zip(model.coef_[0], coef):
+        best = nearest(reachable_around(w, hyper, dtype), w)
+        assert abs(got - w) == abs(best - w), (w, got, best)
+
+
+def test_the_documented_float32_example():
+    # docs/algorithm.rst: in float32 with l1 = 5 (alpha = 0.1, beta = 1, so a
+    # denominator of 10), z lies near 5, where float32's floats are 2**-21
+    # apart: the weights within reach near 0 are k * 2**-21 / 10.
+    model = started(FTRLRegressor, dict(l1=5.0), np.float32, "numpy", np.array([1e-6, 1e-8]))
+    assert model.coef_[0, 0] == 21 * 2.0**-21 / 10  # 1.0014e-6, the nearest to 1e-6
+    assert model.coef_[0, 1] == 0.0  # 1e-8 is below half of 2**-21 / 10

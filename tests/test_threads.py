@@ -18,7 +18,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
+import skftrl._fm
 from conftest import HAS_NUMBA
 from skftrl import FMClassifier, FMRegressor, FTRLClassifier, FTRLRegressor
 from skftrl._base import _LEARNING_LOCKS, learning_lock
@@ -180,3 +182,42 @@ def test_weights_computed_while_a_pass_ends_are_not_kept(monkeypatch):
     monkeypatch.undo()
     model.predict(X)
     assert model._prediction_cache.kept
+
+
+def test_a_first_call_publishes_its_whole_state_at_once(monkeypatch):
+    # While a wide factorization machine's first partial_fit draws its
+    # factors, another thread sees the model unfitted: predict raises
+    # NotFittedError, and a pickle loads (a pickle waits for the call to end).
+    X, y = batch(n_features=5000)
+    model = FMClassifier(engine="numpy", n_components=4, random_state=0)
+    draw = skftrl._fm.new_factor_state
+    outcomes = {}
+
+    def in_another_thread(name, call):
+        thread = threading.Thread(target=lambda: outcomes.__setitem__(name, call()))
+        thread.start()
+        return thread
+
+    def predict():
+        try:
+            return model.predict(X)
+        except Exception as error:
+            return error
+
+    def drawing(*args, **kwargs):
+        factors = draw(*args, **kwargs)
+        in_another_thread("predict", predict).join()
+        pickling = in_another_thread("pickle", lambda: pickle.dumps(model))
+        pickling.join(timeout=0.2)  # done at once, unless it waits for the call
+        outcomes["pickling"] = pickling
+        return factors
+
+    monkeypatch.setattr(skftrl._fm, "new_factor_state", drawing)
+    model.partial_fit(X, y, classes=[0.0, 1.0])
+    outcomes["pickling"].join()
+    assert isinstance(outcomes["predict"], NotFittedError)
+    loaded = pickle.loads(outcomes["pickle"])
+    if hasattr(loaded, "z_"):
+        assert_same_state(state_of(loaded), state_of(model))
+    else:
+        assert not hasattr(loaded, "z_factors_") and not hasattr(loaded, "n_samples_seen_")

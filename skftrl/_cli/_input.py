@@ -25,6 +25,7 @@ import numpy as np
 from .._readers._cache import ChunkCache
 from .._readers._chunks import collect_classes
 from .._readers._csv import (
+    NUMERIC,
     feature_columns,
     first_chunk_kinds,
     first_chunk_labels,
@@ -352,6 +353,7 @@ def parquet_input(args, classes, numeric_classes, estimator):
     options; the classes from its label column, read alone, unless --classes."""
     try:
         from .._readers._parquet import (
+            check_column_types,
             check_columns,
             holds_numbers,
             is_integer_type,
@@ -372,6 +374,13 @@ def parquet_input(args, classes, numeric_classes, estimator):
         schema = parquet.schema_arrow
         check_columns(parquet, args.data, [args.label_column])
         features = columns_of(schema.names)
+        check_column_types(
+            parquet,
+            args.data,
+            features,
+            lambda nested: f"with --ignore {','.join(nested)}",
+            label_column=args.label_column,
+        )
         # Integers are ids and codes, as whole numbers are in CSV, unless
         # --numeric names them: the model file lists them as categorical.
         categorical = categorical + [
@@ -385,6 +394,8 @@ def parquet_input(args, classes, numeric_classes, estimator):
         n_rows = None
         if args.task == "classify" and classes is None:
             n_rows, classes = scan_labels(parquet, args.data, args.label_column)
+            if n_rows == 0:
+                raise DataError(args.data, None, "no data rows")
     if classes is not None and numeric_classes is not None and numeric_classes != numeric_labels:
         raise UsageError(
             f"--classes {args.classes}: the label column {args.label_column!r} holds "
@@ -431,7 +442,9 @@ def csv_input(args, classes, numeric_classes, resources, guess):
                 args.label_column,
                 args.chunk_size,
                 True,
-                columns_of,
+                # The --numeric columns are numeric whatever they hold: the
+                # training pass refuses a value that is not a number.
+                lambda header: [name for name in columns_of(header) if name not in numeric],
                 categorical,
                 progress,
                 delimiter=delimiter,
@@ -445,6 +458,7 @@ def csv_input(args, classes, numeric_classes, resources, guess):
         kinds, rows = first_chunk_kinds(source, rows, columns_of, categorical, numeric)
         header, csv_rows = source.header, (source, rows)
         numeric_labels = True if args.task == "regress" else numeric_classes
+    kinds = {name: NUMERIC if name in numeric else kinds[name] for name in columns_of(header)}
     spec = CsvSpec(
         args.label_column,
         kinds,

@@ -137,8 +137,18 @@ def format_predictions(values, tags=None):
             else [" ".join(map(repr, row)) for row in texts]
         )
     if tags is not None:
-        texts = [f"{text} {tag}" if tag else text for text, tag in zip(texts, tags.tolist())]
+        texts = [
+            f"{text} {one_line(tag)}" if tag else text for text, tag in zip(texts, tags.tolist())
+        ]
     return "".join(f"{text}\n" for text in texts)
+
+
+def one_line(tag):
+    """A tag with its line ends written ``\\n`` and ``\\r``: each row's
+    prediction stays one line."""
+    if "\n" in tag or "\r" in tag:
+        return tag.replace("\r", "\\r").replace("\n", "\\n")
+    return tag
 
 
 def write_predictions(estimator, spec, path, output, output_type=None, reading=None):

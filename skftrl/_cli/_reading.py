@@ -17,7 +17,7 @@ import threading
 import time
 
 from .._readers._libsvm import compiled_plain_parser, libsvm_row_chunks, quick_scan_libsvm
-from .._readers._sources import ReadAhead, data_format, is_regular_file
+from .._readers._sources import ReadAhead, data_format, is_regular_file, named_format
 
 
 class EarlyLibsvm:
@@ -82,6 +82,9 @@ def start_reading(args):
     """An :class:`EarlyLibsvm` for a ``train`` run on LIBSVM data, else None."""
     if data_format(args.data, args.format) != "libsvm":
         return None
+    if args.initial_model is not None and not is_regular_file(args.data):
+        if args.format == "auto" and named_format(args.data) is None:
+            return None  # the continued model's format, known once it is loaded
     known_width = args.n_features is not None or args.hash_bits is not None
     collect_labels = args.task == "classify" and args.classes is None
     scan = args.initial_model is None and (collect_labels or not known_width)

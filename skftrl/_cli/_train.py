@@ -15,7 +15,7 @@ import dataclasses
 import os
 
 from .. import __version__
-from .._readers._sources import DataError, data_format, is_regular_file
+from .._readers._sources import DataError, data_format, is_regular_file, named_format
 from ._estimators import compile_timer, make_estimator, reported_loss
 from ._holdout import Holdout
 from ._input import check_format_options, resolve_input, training_reading
@@ -34,6 +34,13 @@ def run(args, out):
     initial = initial_spec = None
     if args.initial_model is not None:
         initial, initial_spec = load_model(args.initial_model, args.zero_based)
+        if args.format == "auto" and named_format(args.data) is None:
+            # A stream, or a name that says no format: read as the model reads
+            # data, as predict and test read it.
+            data_kind = initial_spec.format
+            if data_kind != "libsvm" and args.early is not None:
+                args.early.close()  # read as LIBSVM ahead, in vain
+                args.early = None
         if data_kind == "csv" and args.label_column is None:
             args.label_column = getattr(initial_spec, "label_column", None)
     check_format_options(args, data_kind)

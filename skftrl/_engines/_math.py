@@ -453,19 +453,59 @@ def weights(z, root_n, constants):
     return clip_gradient(result, LARGEST)
 
 
-def z_of_weights(weights, n, learning_rate, beta, l1, l2, learning_rate_power):
-    """The ``z`` that :func:`weights` maps to ``weights`` at the accumulators
-    ``n`` (float64 arrays): the inverse of the closed form,
-    ``z = -(w ((beta + root_n) / learning_rate + l2) + sign(w) l1)``, and
-    ``z = 0`` where ``w = 0``. The state a fit starts from when given its
-    weights (docs: "Starting from given weights"); overflows to inf where a
-    weight is too large for its denominator.
+# How far (in steps between adjacent floats) a starting z is searched around
+# the inverse of the closed form: the inverse is computed with two roundings
+# (three in float32), so the best z lies within one or two steps of it.
+STARTING_Z_SEARCH_STEPS = 4
+
+
+def z_of_weights(coef, n, parameters, dtype):
+    """The ``z``, in the state's ``dtype``, whose closed-form weight
+    (:func:`weights`) at the accumulators ``n`` (float64) is nearest each of
+    ``coef`` (float64): the state a fit starts from when given its weights
+    (docs: "Starting from given weights").
+
+    ``z`` is the closed form solved for it,
+    ``z = -(w ((beta + root_n) / learning_rate + l2) + sign(w) l1)`` (``z = 0``
+    where ``w = 0``), then moved by up to :data:`STARTING_Z_SEARCH_STEPS`
+    adjacent floats of ``dtype`` either way to the one whose weight is nearest
+    ``w``: ``w`` itself wherever some ``z`` gives it. The closed form is
+    monotone in ``z``, so no ``z`` further away does better. Where ``z`` is
+    too large for ``dtype`` (a weight too large for its denominator), it is
+    inf, unsearched.
     """
-    denominator = rate_root(n, learning_rate_power) / learning_rate
-    denominator += beta / learning_rate + l2
+    root_n = rate_root(n, parameters.learning_rate_power)
+    denominator = root_n / parameters.learning_rate
+    denominator += parameters.beta / parameters.learning_rate + parameters.l2
     denominator[denominator == 0] = 1.0  # as weight() divides where it is 0
     with np.errstate(over="ignore"):
-        return -(weights * denominator + np.sign(weights) * l1)
+        z = -(coef * denominator + np.sign(coef) * parameters.l1).astype(dtype)
+    finite = np.flatnonzero(np.isfinite(z))
+    z[finite] = nearest_z(z[finite], coef[finite], root_n[finite], constants(parameters))
+    return z
+
+
+def nearest_z(z, coef, root_n, rates):
+    """The floats (of ``z``'s dtype) at most :data:`STARTING_Z_SEARCH_STEPS`
+    steps from the finite ``z`` whose weights are nearest ``coef``: the first
+    found, searching up then down, where several are as near."""
+
+    def distance(candidate):
+        return np.abs(weights(candidate.astype(np.float64), root_n, rates) - coef)
+
+    best_z, best_distance = z, distance(z)
+    # A z near the largest float gives a weight that overflows (and is
+    # clipped); its neighbour inf is never taken.
+    with np.errstate(over="ignore"):
+        for limit in (np.inf, -np.inf):
+            candidate = z
+            for _ in range(STARTING_Z_SEARCH_STEPS):
+                candidate = np.nextafter(candidate, z.dtype.type(limit))
+                candidate_distance = distance(candidate)
+                better = (candidate_distance < best_distance) & np.isfinite(candidate)
+                best_z = np.where(better, candidate, best_z)
+                best_distance = np.where(better, candidate_distance, best_distance)
+    return best_z
 
 
 def update_coordinates(
@@ -548,7 +588,10 @@ def merged_values(current, start, value):
 def factor_terms(values, factors):
     """:func:`factor_term` of non-zeros ``values`` (m,) with their factors
     (m, K, k): shape (m, K, k)."""
-    terms = values[:, None, None] * factors
+    # A product beyond the float range is inf, then clipped: as factor_term's,
+    # without numpy's warning (a huge row predicts the clipped definition).
+    with np.errstate(over="ignore"):
+        terms = values[:, None, None] * factors
     return clip_gradient(terms, MAX_ABS_FACTOR_TERM)
 
 

@@ -158,6 +158,45 @@ def initial_factor_blocks(record, shape, dtype):
     return _initial_blocks(generator, shape, record["scale"], dtype)
 
 
+# The arrays of each kind of record of the initial factors: name, dtype, shape.
+_FACTOR_RECORDS = (
+    {"key": (np.uint32, (624,)), "position": (np.int64, (2,)), "gauss": (np.float64, (1,))},
+    {"words": (np.uint64, (6,))},
+)
+
+
+def check_factor_record(record):
+    """Refuse a saved record of the initial factors (see :func:`new_factor_state`)
+    that is neither None nor a dict of exactly the arrays one holds, of their
+    dtypes and shapes: a record whose generator state was cast (PCG64's words
+    to float, say) would draw other factors. A ValueError names what is wrong."""
+    if record is None:
+        return
+
+    def damaged(problem):
+        return ValueError(
+            f"the model's saved record of its initial factors {problem}: it is damaged"
+        )
+
+    if not isinstance(record, dict):
+        raise damaged(f"is a {type(record).__name__}, not a dict of arrays")
+    for arrays in _FACTOR_RECORDS:
+        expected = {**arrays, "scale": (np.float64, (3,))}
+        if set(record) == set(expected):
+            break
+    else:
+        raise damaged(f"holds {sorted(record)}, not the arrays of a Mersenne twister or PCG64")
+    for name, (dtype, shape) in expected.items():
+        array = record[name]
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape:
+            got = (
+                f"{array.dtype} {array.shape}"
+                if isinstance(array, np.ndarray)
+                else type(array).__name__
+            )
+            raise damaged(f"holds {name} as {got}, not {np.dtype(dtype).name} {shape}")
+
+
 def initial_factor_n(record):
     """The ``n`` every factor started from, in the state made with ``record``."""
     return float(record["scale"][2])

@@ -33,6 +33,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._math import merged_values
 
@@ -99,12 +100,20 @@ def as_3d(array):
     return array[:, :, None] if array.ndim == 2 else array
 
 
+def new_table(nonzeros):
+    """An empty hash table of :func:`._rounds_numba.compact_rows` for rows of
+    ``nonzeros`` non-zeros: a power of two of slots, at least twice as many,
+    of two int64 each."""
+    slots = 2 ** max(1, math.ceil(math.log2(max(2 * nonzeros, 2))))
+    return np.full(2 * slots, -1, dtype=np.int64)
+
+
 class ShardLearner:
     """One thread's learning of its shards, with its buffers kept from round to round."""
 
     def __init__(self, parallel_pass):
         self.run = parallel_pass
-        self.table = np.full(2, -1, dtype=np.int64)
+        self.table = new_table(0)
         self.buffers = {}
         # The learned per-feature arrays of the shard's state, laid out as the
         # model's, and their starts: flat buffers for ``capacity`` columns, whose
@@ -125,7 +134,8 @@ class ShardLearner:
         learned per-feature arrays), and the :class:`Shard`'s ``features``
         and ``outputs``."""
         run, size = self.run, len(columns)
-        if size > self.capacity:
+        # The first shard's buffers are made even for no columns (an empty shard).
+        if self.locals is None or size > self.capacity:
             self.capacity = max(size, 2 * self.capacity)
             self.locals, self.starts = [], []
             for array, layout in zip(run.feature_arrays[::2], run.layouts):
@@ -174,9 +184,8 @@ class ShardLearner:
             self._buffer("data", nonzeros, X.data.dtype),
         )
         columns = self._buffer("columns", nonzeros, np.intp)
-        size = 2 ** max(1, math.ceil(math.log2(max(2 * nonzeros, 2))))
-        if len(self.table) < size:
-            self.table = np.full(size, -1, dtype=np.int64)
+        if len(self.table) < len(new_table(nonzeros)):
+            self.table = new_table(nonzeros)
         count = self.run.compiled.compact_rows(
             X.indptr, X.indices, X.data, rows, self.table, columns, shard_X
         )
@@ -324,23 +333,30 @@ def state_of_columns(state, columns):
 
 
 def compact_block(X):
-    """The columns of a CSR ``X``, sorted, and ``X`` over them renumbered
-    (a :class:`CSR`): compiled when numba can be imported."""
+    """The columns of a CSR ``X``, sorted, and ``X`` over them renumbered (a
+    ``csr_matrix`` of as many columns, which every engine's pass takes):
+    compiled when numba can be imported."""
     try:
         from . import _rounds_numba
     except ImportError:
         columns, renumbered = np.unique(X.indices, return_inverse=True)
-        return columns, CSR(X.indptr, renumbered.astype(X.indices.dtype), X.data)
+        return columns, over_columns(X.indptr, renumbered.astype(X.indices.dtype), X.data, columns)
     rows = np.arange(X.shape[0])
     compact = CSR(np.empty_like(X.indptr), np.empty_like(X.indices), np.empty_like(X.data))
     columns = np.empty(X.nnz, dtype=np.intp)
-    size = 2 ** max(1, math.ceil(math.log2(max(2 * X.nnz, 2))))
-    table = np.full(size, -1, dtype=np.int64)
+    table = new_table(X.nnz)
     count = _rounds_numba.compact_rows(X.indptr, X.indices, X.data, rows, table, columns, compact)
     order = np.argsort(columns[:count])
     rank = np.empty(count, dtype=compact.indices.dtype)
     rank[order] = np.arange(count, dtype=compact.indices.dtype)
-    return columns[:count][order], compact._replace(indices=rank[compact.indices])
+    return columns[:count][order], over_columns(
+        compact.indptr, rank[compact.indices], compact.data, order
+    )
+
+
+def over_columns(indptr, indices, data, columns):
+    """The CSR arrays of rows over ``columns`` renumbered, as a ``csr_matrix``."""
+    return sp.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, len(columns)))
 
 
 def learn_shard(engine, state_record, parameters, X, targets, sample_weight, start, layouts):

@@ -26,9 +26,10 @@ AHEAD = 16
 
 @compile
 def _table_bits(table):
-    """log2 of the size of a hash table (a power of two, at least 2)."""
+    """log2 of the slots of a hash table (a power of two, at least 2; two
+    entries a slot)."""
     bits = 1
-    while (1 << bits) < table.shape[0]:
+    while (1 << bits) < table.shape[0] // 2:
         bits += 1
     return bits
 
@@ -41,13 +42,14 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
     ``columns[:U]`` receives each new column's original; ``local_rows`` (the
     arrays indptr, indices, data of a CSR matrix, of the shard's rows and
     non-zeros) the rows over the new columns, in order. ``table`` is a hash
-    table of linear probing, int64 entries ``column << 32 | number``, of a
-    power-of-two size at least twice the rows' non-zeros: all -1, as it is
-    left.
+    table of linear probing, of a power-of-two number of slots at least twice
+    the rows' non-zeros: int64 pairs, a slot ``s``'s column at ``2 s`` (-1 in
+    an empty slot, as all are left) and its number at ``2 s + 1``. (A column
+    and its number packed into one int64 would limit the columns to 2**31.)
     """
     local_indptr, local_indices, local_data = local_rows
     shift = np.uint64(64 - _table_bits(table))
-    mask = table.shape[0] - 1
+    mask = table.shape[0] // 2 - 1
     count = 0
     position = 0
     local_indptr[0] = 0
@@ -56,20 +58,21 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
         if r + 1 < rows.shape[0]:
             ahead = rows[r + 1]
             for j in range(indptr[ahead], indptr[ahead + 1]):
-                _prefetch(table, np.intp((np.uint64(indices[j]) * GOLDEN) >> shift))
+                _prefetch(table, 2 * np.intp((np.uint64(indices[j]) * GOLDEN) >> shift))
         for j in range(indptr[row], indptr[row + 1]):
             column = np.int64(indices[j])
             slot = np.intp((np.uint64(column) * GOLDEN) >> shift)
             while True:
-                entry = table[slot]
+                entry = table[2 * slot]
                 if entry == -1:
-                    table[slot] = (column << 32) | count
+                    table[2 * slot] = column
+                    table[2 * slot + 1] = count
                     columns[count] = column
                     number = count
                     count += 1
                     break
-                if entry >> 32 == column:
-                    number = entry & 0xFFFFFFFF
+                if entry == column:
+                    number = table[2 * slot + 1]
                     break
                 slot = (slot + 1) & mask
             local_indices[position] = number
@@ -81,9 +84,9 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
     for i in range(count):
         column = np.int64(columns[i])
         slot = np.intp((np.uint64(column) * GOLDEN) >> shift)
-        while table[slot] >> 32 != column:
+        while table[2 * slot] != column:
             slot = (slot + 1) & mask
-        table[slot] = -1
+        table[2 * slot] = -1
     return count
 
 

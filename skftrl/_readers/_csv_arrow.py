@@ -10,17 +10,15 @@ where every value of the block's column is a number or a missing marker:
 pyarrow reads numbers as ``float()`` does (both correctly rounded), and what
 it refuses (``1_000``, non-ASCII digits, spaces around a marker) or reads
 as infinite sends the block back to strings. The line of each row is found
-from the block's newlines outside quotes.
+from the block's line ends outside quoted fields, read as the csv module
+reads them (see :func:`~._sources.csv_quotes`).
 
-A block that pyarrow refuses, or whose rows it counts otherwise than its
-lines (a bare carriage return ending a line, a line of spaces), or that ends
-inside quotes, is read by the csv module (:class:`~._csv_text.CsvInput`'s
-parser) instead: the rows, and the errors naming their line, are the csv
-module's in every case.
+A block that pyarrow refuses, or whose rows it counts otherwise than the
+csv module (a line of spaces), is read by the csv module
+(:class:`~._csv_text.CsvInput`'s parser) instead: the rows, and the errors
+naming their line, are the csv module's in every case.
 """
 
-import csv
-import io
 from typing import NamedTuple
 
 import numpy as np
@@ -29,13 +27,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 from ._chunks import rechunk
-from ._csv_text import CsvInput, decode
+from ._csv_text import CsvInput, csv_reader, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, compiled_hashing, concatenate_factorized, factorize
-from ._sources import DataError, read_ahead
+from ._sources import DataError, csv_line_ends, csv_row_ends, next_line_end, read_ahead
 from ._tables import arrow_text
 
-NEWLINE, QUOTE, CARRIAGE_RETURN = 10, 34, 13
+NEWLINE, CARRIAGE_RETURN = 10, 13
 # The blocks' tables are allocated by the C library's allocator, which gives
 # their memory back to the next block: pyarrow's default (mimalloc) keeps
 # more of it for itself, and the command's peak memory is higher with it.
@@ -117,10 +115,10 @@ def has_bare_return(block):
     return returns[-1] == len(data) - 1 or bool((data[returns + 1] != NEWLINE).any())
 
 
-def row_lines(block, first_line, n_rows):
+def row_lines(block, first_line, n_rows, delimiter=","):
     """The line each row of a block starts on, as the csv module counts rows
-    (blank lines hold none); None when the block does not have ``n_rows``
-    such rows."""
+    and lines (a blank line holds no row; a carriage return alone ends a
+    line); None when the block does not have ``n_rows`` such rows."""
     # numpy counts bytes faster than bytes.count, and without the GIL: the
     # reading thread runs beside the one that hashes the rows.
     data = np.frombuffer(block, dtype=np.uint8)
@@ -129,17 +127,15 @@ def row_lines(block, first_line, n_rows):
         # A row a line: a blank line or a newline inside quotes would add a
         # line, and a carriage return alone ends a row as a newline does.
         return np.arange(first_line, first_line + n_rows)
-    newlines = np.flatnonzero(data == NEWLINE)
-    quotes = np.flatnonzero(data == QUOTE)
-    ends = newlines[np.searchsorted(quotes, newlines) % 2 == 0]  # outside quotes
-    starts = np.concatenate([[0], ends + 1])
-    lengths = np.concatenate([ends, [len(data)]]) - starts
-    first_bytes = data[np.minimum(starts, len(data) - 1)]  # of a line of one byte
-    blank = (lengths == 0) | ((lengths == 1) & (first_bytes == CARRIAGE_RETURN))
-    starts = starts[~blank]
+    line_ends = csv_line_ends(block)
+    starts = np.concatenate([[0], csv_row_ends(block, delimiter.encode(), line_ends)])
+    starts = starts[starts < len(data)]
+    # A row that starts with a line end is a blank line.
+    first_bytes = data[starts]
+    starts = starts[(first_bytes != NEWLINE) & (first_bytes != CARRIAGE_RETURN)]
     if len(starts) != n_rows:
         return None
-    return first_line + np.searchsorted(newlines, starts)
+    return first_line + np.searchsorted(line_ends, starts, side="right")
 
 
 def numbers_of(dictionary, missing):
@@ -202,13 +198,12 @@ class ArrowCsvInput(CsvInput):
         """The header (by the csv module), and the rows of the rest of its block."""
         for first_line, block in self.blocks:
             text = decode(self.path, first_line, block)
-            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            reader = csv_reader(text, self.delimiter)
             header, _ = self._next_row(reader, first_line)
             if header is not None:
-                end = 0  # after the header's last line
+                end = 0  # after the header's last line, as the csv module ends lines
                 for _ in range(reader.line_num):
-                    found = block.find(b"\n", end)
-                    end = len(block) if found < 0 else found + 1
+                    end = next_line_end(block, end)
                 self.header = header
                 return header, self.parse(first_line + reader.line_num, block[end:])
         raise DataError(self.path, 1, "empty file: no header line")
@@ -267,15 +262,13 @@ class ArrowCsvInput(CsvInput):
         if not block.strip(b"\r\n"):
             return self.python_rows(first_line, block)
         quoted = b'"' in block
-        if quoted and block.count(b'"') % 2:  # ends inside quotes
-            return self.python_rows(first_line, block)
         numeric = self.numeric
         columns = self.arrow_columns(block, quoted, numeric) if numeric else None
         if columns is None:
             columns = self.arrow_columns(block, quoted, ())
         if columns is None:
             return self.python_rows(first_line, block)
-        lines = row_lines(block, first_line, len(columns[0]))
+        lines = row_lines(block, first_line, len(columns[0]), self.delimiter)
         if lines is None:
             return self.python_rows(first_line, block)
         for position, field in self.hashed_fields.items():
@@ -353,6 +346,6 @@ class ArrowCsvInput(CsvInput):
     def python_rows(self, first_line, block):
         """A block read by the csv module, as :class:`FactorizedRows`."""
         text = decode(self.path, first_line, block)
-        reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+        reader = csv_reader(text, self.delimiter)
         rows = self._rows(reader, first_line, len(self.header), text)
         return FactorizedRows([factorize(column) for column in rows.columns], rows.lines)

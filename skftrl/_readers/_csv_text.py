@@ -2,8 +2,9 @@
 
 A block of whole lines (see :func:`~._sources.line_blocks`, which keeps a
 quoted newline inside its line) is decoded as UTF-8 and split into fields:
-by ``str.split`` when it has no quotes, else by the :mod:`csv` module, which
-also names the line of a malformed row. Rows come in pieces of a block each,
+by ``str.split`` when it has no quotes (nor a carriage return alone), else
+by the :mod:`csv` module (any field's length read), which also names the
+line of a malformed row. Rows come in pieces of a block each,
 cut into chunks of ``chunk_size`` rows by :func:`~._chunks.rechunk`.
 """
 
@@ -14,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._chunks import rechunk
-from ._sources import ByteSource, DataError, line_blocks
+from ._sources import ByteSource, DataError, csv_line_count, line_blocks
 
 
 class CsvRows(NamedTuple):
@@ -48,21 +49,37 @@ def decode(path, first_line, block):
     try:
         return block.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = first_line + block.count(b"\n", 0, error.start)
-        column = error.start - (block.rfind(b"\n", 0, error.start) + 1) + 1
+        before = block[: error.start]
+        line = first_line + csv_line_count(before)
+        column = error.start - max(before.rfind(b"\n"), before.rfind(b"\r"))
         byte = block[error.start : error.start + 1].hex()
         raise DataError(
             path, line, f"byte 0x{byte} at column {column} is not UTF-8 text ({error.reason})"
         ) from None
 
 
+def csv_reader(text, delimiter, strict=False):
+    """A csv module reader of ``text``, which reads a field of any length:
+    ``csv.field_size_limit()`` is raised to the length of the text if it is
+    lower (pyarrow's parser reads fields of any length too)."""
+    if len(text) > csv.field_size_limit():
+        csv.field_size_limit(len(text))
+    return csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
+
+
 def check_delimiter(delimiter):
-    """Raise a ValueError unless ``delimiter`` can separate CSV fields: one
-    character, not a quote or a line end."""
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+    """Raise a ValueError unless ``delimiter`` can separate CSV fields, for
+    both parsers: one ASCII character (pyarrow's takes no other), not NUL, a
+    quote or a line end."""
+    if (
+        not isinstance(delimiter, str)
+        or len(delimiter) != 1
+        or not "\x01" <= delimiter <= "\x7f"
+        or delimiter in '"\r\n'
+    ):
         raise ValueError(
-            "the delimiter must be one character other than a quote or a line end "
-            f"(',' or '\\t', say); got {delimiter!r}"
+            "the delimiter must be one character other than a quote or a line end, "
+            f"ASCII and not NUL, as both parsers take it (',' or '\\t', say); got {delimiter!r}"
         )
 
 
@@ -76,7 +93,7 @@ class CsvInput:
         self.delimiter = delimiter
         self.source = ByteSource(path)
         self.path = self.source.path
-        self.blocks = line_blocks(self.source, quoted=True)
+        self.blocks = line_blocks(self.source, quoted=True, delimiter=delimiter)
         # How errors name where the columns' names come from.
         self.names_given = column_names is not None
         try:
@@ -107,7 +124,7 @@ class CsvInput:
             raise ValueError("the column names of a file without a header line: none given")
         for first_line, block in self.blocks:
             text = decode(self.path, first_line, block)
-            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            reader = csv_reader(text, self.delimiter)
             first_row, start = self._next_row(reader, first_line)
             if first_row is None:  # blank lines only
                 continue
@@ -125,7 +142,7 @@ class CsvInput:
         """The header, and the rows of the rest of its block."""
         for first_line, block in self.blocks:
             text = decode(self.path, first_line, block)
-            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            reader = csv_reader(text, self.delimiter)
             header, start = self._next_row(reader, first_line)
             if header is not None:
                 if reader.line_num > start - first_line + 1:
@@ -142,7 +159,8 @@ class CsvInput:
                 if row is None or row:  # the end, or not a blank line
                     return row, start
         except csv.Error as error:
-            raise DataError(self.path, first_line + reader.line_num, str(error)) from None
+            # The line read last is the one at fault.
+            raise DataError(self.path, first_line + reader.line_num - 1, str(error)) from None
 
     def _rows(self, reader, first_line, width, text):
         """The :class:`CsvRows` a csv reader of ``text`` gives."""
@@ -180,8 +198,7 @@ class CsvInput:
         one field."""
         if isinstance(text, str):
             text = io.StringIO(text, newline="").readlines()
-        row = io.StringIO("".join(text[start - first_line : end]), newline="")
-        reader = csv.reader(row, strict=True, delimiter=self.delimiter)
+        reader = csv_reader("".join(text[start - first_line : end]), self.delimiter, strict=True)
         try:
             for _ in reader:
                 pass
@@ -210,7 +227,7 @@ class CsvInput:
             text_lf = text.replace("\r\n", "\n")
             rows = split_plain_csv(text_lf, width, first_line, self.delimiter)
         if rows is None:  # quotes, or a line to report: the csv module
-            reader = csv.reader(io.StringIO(text, newline=""), delimiter=self.delimiter)
+            reader = csv_reader(text, self.delimiter)
             rows = self._rows(reader, first_line, width, text)
         return rows
 

@@ -15,14 +15,21 @@ with ``alternate_sign=False``, so that a weight reads as the feature's
 effect. A cross of features with hashes ``h1, h2, ...`` has the value of their
 product and the hash ``((h1 * FNV_PRIME) ^ h2) mod 2**32`` (then with ``h3``,
 ...), taken as a signed 32-bit number: Vowpal Wabbit's combination for
-``-q``. Values of the same column in a row are added up (collisions).
+``-q``. Values of the same column in a row are added up (collisions). A
+product or a sum of finite values beyond float64 is an error naming them.
+
+A category's value has one text, whatever table holds it
+(:func:`value_text`), so that the same value is the same feature from every
+input.
 
 Strings are hashed once per distinct value of a batch (:class:`Factorized`
 columns); every other step is an array operation over the rows.
 """
 
+import datetime
+import decimal
 import functools
-from numbers import Real
+from numbers import Integral, Real
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -31,6 +38,8 @@ import scipy.sparse as sp
 # The 32-bit FNV prime, as Vowpal Wabbit multiplies the first hash of a cross.
 FNV_PRIME = 16777619
 MASK_32 = 2**32 - 1
+# Why a product or a sum of finite values is refused.
+OVERFLOWS = "overflows float64 (whose largest value is about 1.8e308)"
 
 
 class Factorized:
@@ -224,18 +233,138 @@ def joined_distinct(columns):
 
 
 def value_text(value):
-    """A value as the text of its category: strings as they are, integral
-    numbers as integers (``13.0`` as ``13``), other numbers as Python writes them."""
+    """A value as the text of its category, the same from every table type:
+
+    - strings as they are; bytes as their UTF-8 text (a byte that is not
+      UTF-8 as ``\\xNN``);
+    - integers as their exact decimal text, floats integral as integers
+      (``13.0`` as ``13``), others as Python writes them (``2.5``);
+      decimals as their exact value, in the shortest form (``2.50`` as
+      ``2.5``, ``2.0`` as ``2``); booleans as ``True`` and ``False``;
+    - timestamps as pandas prints them: ``2020-01-01 10:00:00``, with a
+      fraction of a second only when there is one (6 digits, 9 where
+      nanoseconds are not whole microseconds), and the UTC offset of a time
+      zone's (``+01:00``); dates as ``2020-01-01``; times of day as
+      ``10:00:00`` (a fraction as timestamps have one);
+    - durations as pandas prints them (``0 days 01:00:03``, ``-1 days
+      +23:59:59``);
+    - anything else as ``str`` writes it.
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, (bool, np.bool_)):
         return str(bool(value))
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, (datetime.datetime, np.datetime64)):  # a pandas Timestamp too
+        return timestamp_text(value)
+    if isinstance(value, (datetime.timedelta, np.timedelta64)):  # a pandas Timedelta too
+        return duration_text(value)
+    if isinstance(value, datetime.time):
+        nanoseconds = value.microsecond * 1000
+        return f"{value:%H:%M:%S}{fraction_text(nanoseconds)}{offset_text(value.utcoffset())}"
+    if isinstance(value, Integral):  # numpy's too: exact, beyond float64's 2**53
+        return str(int(value))
+    if isinstance(value, decimal.Decimal):
+        return decimal_text(value)
     if isinstance(value, Real):
         number = float(value)
         if number.is_integer():
             return str(int(number))
         return repr(number)
     return str(value)
+
+
+def fraction_text(nanoseconds):
+    """A fraction of a second as pandas prints it: none for 0, 6 digits
+    for whole microseconds, else 9."""
+    if not nanoseconds:
+        return ""
+    if nanoseconds % 1000 == 0:
+        return f".{nanoseconds // 1000:06d}"
+    return f".{nanoseconds:09d}"
+
+
+def offset_text(offset):
+    """A UTC offset (a timedelta, or None) as ``+HH:MM`` (``:SS`` when
+    there are seconds), as Python and pandas print it; "" for None."""
+    if offset is None:
+        return ""
+    sign = "-" if offset < datetime.timedelta(0) else "+"
+    seconds = int(abs(offset).total_seconds())
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}"
+    return text + (f":{seconds % 60:02d}" if seconds % 60 else "")
+
+
+def timestamp_text(value):
+    """A datetime, pandas Timestamp or numpy datetime64 (not NaT) as
+    :func:`value_text` writes it."""
+    if isinstance(value, np.datetime64):
+        unit, _ = np.datetime_data(value.dtype)
+        if unit in ("Y", "M", "W", "D"):  # a date, as numpy's are to Python
+            return str(value.astype("datetime64[D]"))
+        seconds = value.astype("datetime64[s]")  # earlier, before 1970: floored
+        nanoseconds = int((value - seconds) // np.timedelta64(1, "ns"))
+        return str(seconds).replace("T", " ") + fraction_text(nanoseconds)
+    wall = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d} "
+        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
+    nanoseconds = value.microsecond * 1000 + getattr(value, "nanosecond", 0)
+    return wall + fraction_text(nanoseconds) + offset_text(value.utcoffset())
+
+
+# Nanoseconds of each unit of numpy's timedelta64 (months and years have none).
+NANOSECONDS = {"W": 7 * 86400 * 10**9, "D": 86400 * 10**9, "h": 3600 * 10**9, "m": 60 * 10**9}
+NANOSECONDS.update({"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1})
+
+
+def duration_text(value):
+    """A timedelta, pandas Timedelta or numpy timedelta64 (not NaT) as
+    pandas prints a Timedelta: ``{days} days {hh}:{mm}:{ss}`` (days
+    floored, the rest after a ``+`` when they are negative) and a fraction
+    of a second as timestamps have one."""
+    if isinstance(value, np.timedelta64):
+        unit, count = np.datetime_data(value.dtype)
+        if unit not in NANOSECONDS:
+            return str(value)
+        nanoseconds = int(value.astype(np.int64)) * count * NANOSECONDS[unit]
+    else:
+        microseconds = (value.days * 86400 + value.seconds) * 10**6 + value.microseconds
+        nanoseconds = microseconds * 1000 + getattr(value, "nanoseconds", 0)
+    days, rest = divmod(nanoseconds, NANOSECONDS["D"])
+    seconds, rest = divmod(rest, 10**9)
+    clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return f"{days} days {'+' if days < 0 else ''}{clock}{fraction_text(rest)}"
+
+
+def decimal_text(value):
+    """A decimal (not NaN) as its exact value in the shortest form: as an
+    integer when it is integral, else without trailing zeros or exponent."""
+    if value.is_infinite():
+        return "-inf" if value < 0 else "inf"  # as a float's
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def listed(parts):
+    """``a``, ``a and b``, ``a, b and c``."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def overflowing_sum(entries):
+    """Of a row's entries ``(name, value, column)`` added up in order by
+    column: the message naming those of the first column whose sum of
+    finite values overflows, or None."""
+    sums = {}
+    for name, value, column in entries:
+        total, parts = sums.get(column, (0.0, []))
+        parts = [*parts, f"{name!r} ({float(value)!r})"]
+        sums[column] = total + float(value), parts
+        if np.isinf(total + float(value)):
+            return f"the sum of {listed(parts)}, which land in one column, {OVERFLOWS}"
+    return None
 
 
 def hash_names(names):
@@ -366,7 +495,8 @@ def crossed_rows(fields):
     hashes, values, names = fields[0]
     for other in fields[1:]:
         hashes = crossed_hashes(hashes, other.hashes)
-        values = values * other.values
+        with np.errstate(over="ignore"):  # found, and explained, by table_fields
+            values = values * other.values
         if names is not None:
             has = ~np.isnan(values)
             crossed = np.full(len(values), None, dtype=object)
@@ -381,8 +511,19 @@ def table_fields(columns, n_rows, interactions=(), named=False):
     fields = {field: field_rows(field, column, n_rows, named) for field, column in columns.items()}
     # A field no row has (a key of no dict of a list of rows) crosses to none.
     none = field_rows("", Column(), n_rows, named)
-    crosses = [[fields.get(field, none) for field in crossed] for crossed in interactions]
-    return list(fields.values()) + list(map(crossed_rows, crosses))
+    crossed_fields = []
+    for crossed in interactions:
+        of_fields = [fields.get(field, none) for field in crossed]
+        crossed_fields.append(crossed_rows(of_fields))
+        overflows = np.isinf(crossed_fields[-1].values)
+        if overflows.any():
+            row = int(np.flatnonzero(overflows)[0])
+            parts = [
+                f"{field!r} ({float(rows.values[row])!r})"
+                for field, rows in zip(crossed, of_fields)
+            ]
+            raise ValueError(f"row {row}: the cross of {listed(parts)} {OVERFLOWS}")
+    return list(fields.values()) + crossed_fields
 
 
 def cross(first, second, n_rows):
@@ -397,10 +538,12 @@ def cross(first, second, n_rows):
     names = None
     if first.names is not None:
         names = first.names[left] + "^" + second.names[right]
+    with np.errstate(over="ignore"):  # found, and explained, by the reader
+        values = first.values[left] * second.values[right]
     return Features(
         first.rows[left],
         crossed_hashes(first.hashes[left], second.hashes[right]),
-        first.values[left] * second.values[right],
+        values,
         names,
     )
 

@@ -183,6 +183,32 @@ def batch_chunk(path, where, table, hasher, columns, lines, features):
     return Chunk(X, y, lines, weights, tags)
 
 
+def check_column_types(parquet, name, features, leave_out, label_column=None):
+    """DataError at the feature columns (and the label column) of the open
+    Parquet file that hold neither numbers nor text (lists, structs, maps):
+    ``leave_out`` says how to leave features out."""
+    schema = parquet.schema_arrow
+    check_columns(parquet, name, [*features, *filter(None, [label_column])])
+    if label_column is not None and pa.types.is_nested(schema.field(label_column).type):
+        kind = schema.field(label_column).type
+        raise DataError(
+            name,
+            None,
+            f"the label column {label_column!r} ({kind}) holds neither numbers nor text",
+        )
+    nested = [field for field in features if pa.types.is_nested(schema.field(field).type)]
+    if not nested:
+        return
+    listed = " and ".join(f"{field!r} ({schema.field(field).type})" for field in nested)
+    several = len(nested) > 1
+    raise DataError(
+        name,
+        None,
+        f"the column{'s' if several else ''} {listed} hold{'' if several else 's'} neither "
+        f"numbers nor text: leave {'them' if several else 'it'} out {leave_out(nested)}",
+    )
+
+
 def check_columns(parquet, name, columns):
     """DataError unless the open Parquet file has each of ``columns``."""
     names = parquet.schema_arrow.names

@@ -1,17 +1,18 @@
 """Byte sources: an input opened once, read in blocks of whole lines.
 
-An input is a path, ``-`` for standard input, or a file object opened in
-binary mode; a pipe or a FIFO works as a regular file does. It is opened once
-and read from start to end in blocks (:func:`line_blocks`): plain text, or
-gzip, bz2, xz or zstd compressed (recognised by their first bytes, not by the
-file name; zstd needs the zstandard package, or Python 3.14), with a UTF-8
-byte-order mark skipped. Nothing is read twice, so nothing is lost on a
-stream that cannot be rewound. Only the standard library is imported here.
+An input is a path, ``-`` for standard input, or a file object (in text
+mode, its text from where it is, as UTF-8); a pipe or a FIFO works as a
+regular file does. It is opened once and read from start to end in blocks
+(:func:`line_blocks`): plain text, or gzip, bz2, xz or zstd compressed
+(recognised by their first bytes, not by the file name; zstd needs the
+zstandard package, or Python 3.14), with a UTF-8 byte-order mark skipped;
+damaged compressed data is a ValueError naming the file. Nothing is read
+twice, so nothing is lost on a stream that cannot be rewound. Only the
+standard library is imported here.
 """
 
 import bz2
 import collections
-import csv
 import io
 import lzma
 import os
@@ -30,7 +31,14 @@ BLOCK_SIZE = 4 * 2**20
 # two keep the reading thread busy while memory stays bounded.
 READ_AHEAD = 2
 
-NEWLINE = 10
+NEWLINE, CARRIAGE_RETURN, QUOTE = 10, 13, 34
+# The longest quoted CSV field read, in bytes: a quote that opens a field
+# and is not closed within as many is an error, rather than the rest of the
+# input read (and held) as one field.
+LONGEST_QUOTED_FIELD = 64 * 2**20
+# Bytes of a block compared at a time: temporary arrays of a block's size
+# would be allocated, and their memory paged in, anew for every block.
+STEP = 2**16
 
 
 def zstd_decompressor():
@@ -89,16 +97,38 @@ class DataError(ValueError):
         return f"{where}: {self.message}"
 
 
+class DamagedData(ValueError):
+    """Data that its format (a compression, a text file's encoding) cannot
+    read: raised by ByteSource without the file's name, which its caller adds."""
+
+
+def zstd_errors():
+    """The exception types of the zstd decompressors that are installed."""
+    errors = []
+    for module, name in (("compression.zstd", "ZstdError"), ("zstandard", "ZstdError")):
+        loaded = sys.modules.get(module)  # imported by zstd_decompressor, if at all
+        if loaded is not None and hasattr(loaded, name):
+            errors.append(getattr(loaded, name))
+    return tuple(errors)
+
+
 def data_format(path, requested="auto"):
     """``"csv"``, ``"vw"``, ``"parquet"`` or ``"libsvm"``: as requested, else
     from the file name."""
     if requested != "auto":
         return requested
+    return named_format(path) or "libsvm"
+
+
+def named_format(path):
+    """The format the end of ``path``'s name says (see FORMAT_SUFFIXES), or None."""
+    if path == "-":
+        return None
     name = uncompressed_name(path)
     for suffix, kind in FORMAT_SUFFIXES.items():
         if name.endswith(suffix):
             return kind
-    return "libsvm"
+    return None
 
 
 def uncompressed_name(path):
@@ -136,8 +166,8 @@ def is_regular_file(path):
 
 
 class ByteSource:
-    """An input opened once: a path, ``-`` (standard input) or a binary file
-    object, decompressed if needed.
+    """An input opened once: a path, ``-`` (standard input) or a file object
+    (see :func:`binary_file`), decompressed if needed.
 
     ``read()`` gives the next block of decompressed bytes (``b""`` at the
     end); ``bytes_read`` and ``size`` (None for a stream) tell how far the
@@ -164,11 +194,15 @@ class ByteSource:
         self.bytes_read = 0
         self.decompressor = None
         self.make_decompressor = None
+        self.compression = None
         self.finished = False
-        head = self._read_raw()
+        try:
+            head = self._read_raw()
+        except DamagedData as error:
+            raise DataError(self.path, None, str(error)) from None
         for magic, (name, make) in COMPRESSED.items():
             if head.startswith(magic):
-                self.make_decompressor = make
+                self.compression, self.make_decompressor = name, make
                 self.decompressor = make()
                 if self.decompressor is None:
                     self.close()
@@ -178,7 +212,11 @@ class ByteSource:
                         f"{name}-compressed: reading it needs the zstandard package "
                         "(pip install 'skftrl[readers]')",
                     )
-        self.pending = self._decompress(head) if self.decompressor else head
+        try:
+            self.pending = self._decompress(head) if self.decompressor else head
+        except DamagedData as error:  # (later blocks' errors name their line: line_blocks)
+            self.close()
+            raise DataError(self.path, None, str(error)) from None
         if self.pending.startswith(UTF8_BOM):
             self.pending = self.pending[len(UTF8_BOM) :]
 
@@ -192,15 +230,25 @@ class ByteSource:
 
     def _decompress(self, data):
         """Decompressed ``data``; a new stream starts after the end of the last
-        (gzip files made by concatenation, pbzip2, xz -T)."""
+        (gzip files made by concatenation, pbzip2, xz -T). Zero bytes after a
+        gzip stream are skipped, as ``gzip -d`` skips them (the padding of a
+        tape or a block device). DamagedData where the data is not what its
+        format says."""
         out = []
         while data:
-            out.append(self.decompressor.decompress(data))
+            if self.decompressor.eof:
+                if self.compression == "gzip":
+                    data = data.lstrip(b"\0")
+                    if not data:
+                        break
+                self.decompressor = self.make_decompressor()
+            try:
+                out.append(self.decompressor.decompress(data))
+            except (*DECOMPRESSION_ERRORS, *zstd_errors()) as error:
+                raise DamagedData(f"the {self.compression} data is damaged ({error})") from None
             if not self.decompressor.eof:
                 break
             data = self.decompressor.unused_data
-            if data:
-                self.decompressor = self.make_decompressor()
         return b"".join(out)
 
     def read(self):
@@ -213,8 +261,9 @@ class ByteSource:
             if not raw:
                 self.finished = True
                 if self.decompressor is not None and not self.decompressor.eof:
-                    raise EOFError(
-                        "Compressed file ended before the end-of-stream marker was reached"
+                    raise DamagedData(
+                        f"the {self.compression} data is damaged: it ends before its "
+                        "end-of-stream marker (a file cut short?)"
                     )
                 return b""
             data = self._decompress(raw) if self.decompressor else raw
@@ -228,99 +277,245 @@ class ByteSource:
 
 
 def binary_file(file):
-    """A file object's binary stream: itself, or the buffer of a text file."""
+    """A file object's binary stream: itself, or a text file's text as UTF-8."""
     if isinstance(file, io.TextIOBase):
-        buffer = getattr(file, "buffer", None)
-        if buffer is None:
-            raise TypeError(
-                f"{type(file).__name__} is a text stream without a binary buffer: "
-                "open the file in binary mode ('rb') or pass its path"
-            )
-        return buffer
+        return TextAsBytes(file)
     return file
 
 
-def last_line_end(data):
-    """Where the last whole line of CSV bytes ends (0 if none): at a newline
-    outside double quotes."""
-    end = data.rfind(b"\n") + 1
-    while end and data.count(b'"', 0, end) % 2:
-        end = data.rfind(b"\n", 0, end - 1) + 1
-    return end
+class TextAsBytes:
+    """The text of a file object opened in text mode, from where it is, as
+    UTF-8 bytes. Its binary buffer would not do: a text layer reads ahead
+    (a ``readline()`` takes a block), and what it holds would be lost."""
+
+    def __init__(self, text):
+        self.text = text
+        self.encoding = getattr(text, "encoding", None) or "utf-8"
+
+    def read(self, size):
+        # A character is 4 bytes at most: blocks stay within size * 4.
+        try:
+            data = self.text.read(size)
+        except UnicodeDecodeError as error:
+            raise DamagedData(
+                f"not {self.encoding} text ({error}): open the file in binary mode ('rb'), "
+                "or in its encoding"
+            ) from None
+        if not isinstance(data, str):
+            raise TypeError(f"{type(self.text).__name__}.read() gave {type(data).__name__}")
+        # Lone surrogates: bytes that errors="surrogateescape" kept, as they were.
+        return data.encode("utf-8", errors="surrogateescape")
 
 
-def csv_row_end(data):
-    """``(end, opened)`` of CSV bytes that start a row: where the last whole
-    row ends (0 if none), and where a quoted field still open at the end
-    starts (None if none).
+def last_line_end(data, stop=None):
+    """Where the last line of CSV bytes that ends before ``stop`` (by default,
+    their end; else the position of a byte that is not a newline) ends, as
+    the csv module ends lines: after a newline, or a carriage return alone
+    (0 if none). A carriage return that ends the bytes is not taken for one:
+    a newline may follow it in the next bytes."""
+    stop = len(data) if stop is None else stop
+    newline = data.rfind(b"\n", 0, stop) + 1
+    # A carriage return after that newline is followed by neither a newline
+    # nor (short of the last byte) the end of the bytes.
+    return data.rfind(b"\r", newline, min(stop, len(data) - 1)) + 1 or newline
 
-    Quotes are read as the csv module reads them: a double quote opens a
-    quoted field at the start of a field (of the data, or after a comma or a
-    line end), a doubled quote inside it is text, and the next quote closes
-    it; a quote inside an unquoted field is text. Slower than
-    :func:`last_line_end`, which counts quotes, and exact where that is not
-    (a quote inside an unquoted field).
+
+def next_line_end(data, start=0):
+    """The position after the first line end of bytes at or after ``start``,
+    as the csv module ends lines (see :func:`csv_line_ends`); the end of the
+    bytes if none."""
+    newline = data.find(b"\n", start)
+    stop = len(data) if newline < 0 else newline
+    alone = data.find(b"\r", start, stop)  # a carriage return before it
+    if alone >= 0 and alone + 1 != newline:
+        return alone + 1
+    return stop if newline < 0 else newline + 1
+
+
+def csv_line_ends(data):
+    """The positions after each line end of bytes, as the csv module ends
+    lines: a newline, a carriage return and a newline, a carriage return
+    alone (one ending the bytes too)."""
+    array = np.frombuffer(data, dtype=np.uint8)
+    newlines = positions_of(array, NEWLINE) + 1
+    if b"\r" not in data or csv_line_count(data) == len(newlines):  # no carriage return alone
+        return newlines
+    returns = np.flatnonzero(array == CARRIAGE_RETURN)
+    following = array[np.minimum(returns + 1, len(array) - 1)]
+    bare = returns[(returns == len(array) - 1) | (following != NEWLINE)] + 1
+    if not bare.size:
+        return newlines
+    return np.sort(np.concatenate([newlines, bare]))
+
+
+def csv_line_count(data):
+    """The number of line ends of bytes, as :func:`csv_line_ends` finds them."""
+    if b"\r" not in data:  # one fast scan, as most blocks have none
+        return newline_count(data)
+    array = np.frombuffer(data, dtype=np.uint8)
+    count = 0
+    for start in range(0, len(array), STEP):
+        part = array[start : start + STEP + 1]  # and the next part's first byte
+        newlines = part == NEWLINE
+        returns = part[:STEP] == CARRIAGE_RETURN
+        # Newlines, and carriage returns not followed by one (True > False).
+        count += np.count_nonzero(newlines[:STEP])
+        count += np.count_nonzero(returns[: len(part) - 1] > newlines[1:])
+    return int(count) + bool(array[-1] == CARRIAGE_RETURN)
+
+
+def positions_of(array, byte):
+    """The positions of ``byte`` in an array of bytes."""
+    parts = [
+        np.flatnonzero(array[start : start + STEP] == byte) + start
+        for start in range(0, len(array), STEP)
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+
+
+def csv_quotes(data, delimiter=b","):
+    """The quotes of CSV bytes that start a row, read as the csv module reads
+    them: ``(starts, inside, opened)``, where ``starts`` are the positions of
+    quotes that may open or close a quoted field, ``inside[k]`` tells
+    whether the bytes before ``starts[k]`` (and after the quote before) are
+    inside a quoted field, ``inside[-1]`` those after the last (``inside``
+    is None when every quote opens or closes one in turn: the bytes before
+    ``starts[k]`` are inside when ``k`` is odd), and ``opened`` is where the
+    quoted field open at the end opens (None if none); see :func:`quoted_at`.
+
+    A quote opens a quoted field at the start of a field (of the bytes, after
+    a line end or the ``delimiter``, its UTF-8 bytes), and elsewhere is text;
+    inside the field, a doubled quote is a quote, and the next one closes it.
     """
-    quoted_spans, opened = [], None
-    position = data.find(b'"')
-    while position >= 0:
-        if opened is not None:
-            if data[position + 1 : position + 2] == b'"':
-                position += 1  # a doubled quote
-            else:
-                quoted_spans.append((opened, position))
-                opened = None
-        elif position == 0 or data[position - 1] in b",\r\n":
-            opened = position
-        position = data.find(b'"', position + 1)
-    end = data.rfind(b"\n", 0, len(data) if opened is None else opened)
-    for start, stop in reversed(quoted_spans):
-        if end > stop:
-            break
-        if end > start:  # a line end inside a quoted field
-            end = data.rfind(b"\n", 0, start)
-    return end + 1, opened
+    array = np.frombuffer(data, dtype=np.uint8)
+    quotes = positions_of(array, QUOTE)
+    if not quotes.size:
+        return quotes, np.zeros(1, dtype=bool), None
+    if len(delimiter) == 1:
+        # Counting quotes reads them exactly when every quote it takes for
+        # an opening one starts a field or follows a quote (the second of a
+        # doubled quote, or of a field's closing and reopening with no byte
+        # between): each quote then opens or closes in turn.
+        follows = FIELD_STARTS_OR_QUOTE[delimiter[0]][array[quotes[::2] - 1]]
+        follows[0] = quotes[0] == 0 or follows[0]
+        if follows.all():
+            opened = None
+            if len(quotes) % 2:  # the last opening quote that follows no quote
+                openers = quotes[::2]
+                real = array[openers - 1] != QUOTE
+                real[0] = True
+                opened = int(openers[real][-1])
+            return quotes, None, opened
+    return exact_quotes(array, quotes, delimiter)
 
 
-def longest_quoted_field():
-    """The bytes a quoted CSV field can hold: the csv module refuses a field
-    of more than ``csv.field_size_limit()`` characters (of 4 bytes at most)."""
-    return 4 * csv.field_size_limit()
+def exact_quotes(array, quotes, delimiter):
+    """:func:`csv_quotes` of bytes whose quotes are not all read by counting.
+
+    A run of an even number of quotes changes nothing (an empty quoted field,
+    doubled quotes, or text), and one of an odd number closes a quoted field
+    that is open, or opens one at the start of a field: the state is found
+    from the runs alone, without a loop over the bytes.
+    """
+    first = np.ones(len(quotes), dtype=bool)
+    first[1:] = np.diff(quotes) != 1
+    (heads,) = np.nonzero(first)
+    lengths = np.diff(np.append(heads, len(quotes)))
+    starts = quotes[heads[lengths % 2 == 1]]
+    if not starts.size:
+        return starts, np.zeros(1, dtype=bool), None
+    before = array[np.maximum(starts - 1, 0)]
+    opens = (starts == 0) | (before == NEWLINE) | (before == CARRIAGE_RETURN)
+    after_delimiter = starts >= len(delimiter)
+    for offset, byte in enumerate(delimiter):
+        after_delimiter &= array[np.maximum(starts - len(delimiter) + offset, 0)] == byte
+    opens |= after_delimiter
+    # Inside after run k: run k opens a field and the bytes before it are
+    # outside. Outside after a run that opens none (a closing or a text
+    # quote), the state then alternates along the runs that would open one.
+    runs = np.arange(len(starts) + 1)
+    stretch = np.zeros(len(starts) + 1, dtype=np.intp)
+    stretch[1:][~opens] = runs[1:][~opens]
+    inside = (runs - np.maximum.accumulate(stretch)) % 2 == 1
+    return starts, inside, int(starts[-1]) if inside[-1] else None
 
 
-def check_quotes_closed(path, first_line, data, at_end):
-    """Raise a DataError at the line where a quoted field of ``data`` (CSV
-    bytes from the start of a row, on line ``first_line``) opens and is not
-    closed by the end of the input (``at_end``), or is already longer than
-    the csv module reads."""
-    _, opened = csv_row_end(data)
-    if opened is None:
-        return
-    line = first_line + data.count(b"\n", 0, opened)
+def field_starts_or_quote(delimiter):
+    """Which bytes a quote that counting takes for an opening one may follow:
+    a line end, ``delimiter`` (a byte) or a quote."""
+    table = np.zeros(256, dtype=bool)
+    table[[NEWLINE, CARRIAGE_RETURN, QUOTE, delimiter]] = True
+    return table
+
+
+# field_starts_or_quote of each byte.
+FIELD_STARTS_OR_QUOTE = [field_starts_or_quote(byte) for byte in range(256)]
+
+
+def quoted_at(quotes, positions):
+    """Whether the bytes at ``positions`` (none a quote) are inside a quoted
+    field, by the ``quotes`` of :func:`csv_quotes`."""
+    starts, inside, _ = quotes
+    runs = np.searchsorted(starts, positions)
+    return runs % 2 == 1 if inside is None else inside[runs]
+
+
+def csv_row_ends(data, delimiter=b",", line_ends=None):
+    """The positions after each line end of CSV bytes (that start a row)
+    that ends a row: each outside quoted fields (see :func:`csv_quotes`);
+    ``line_ends`` are the bytes' :func:`csv_line_ends`, if known."""
+    ends = csv_line_ends(data) if line_ends is None else line_ends
+    if b'"' not in data:
+        return ends
+    return ends[~quoted_at(csv_quotes(data, delimiter), ends - 1)]
+
+
+def last_row_end(data, delimiter=b","):
+    """``(end, opened)`` of CSV bytes that start a row: where the last whole
+    row ends (0 if none; see :func:`last_line_end`), and where a quoted
+    field still open at the end opens (None if none)."""
+    quotes = csv_quotes(data, delimiter)
+    starts = quotes[0]
+    end = last_line_end(data)
+    while end and quoted_at(quotes, end - 1):
+        # The line end is inside a quoted field: look before the quote
+        # before it (the one that opens the field, or a quote inside it).
+        end = last_line_end(data, int(starts[np.searchsorted(starts, end - 1) - 1]))
+    return end, quotes[2]
+
+
+def unclosed_quote(path, line, at_end):
+    """The DataError of a quoted field that opens on ``line`` and is not
+    closed by the end of the input (``at_end``), or is longer than a field
+    is read."""
     if at_end:
-        raise DataError(
+        return DataError(
             path,
             line,
             "unterminated quote: the quoted field that opens on this line is never closed",
         )
-    if len(data) - opened > longest_quoted_field():
-        raise DataError(
-            path,
-            line,
-            f"unterminated quote? The quoted field that opens on this line is not "
-            f"closed within {csv.field_size_limit():,} characters, the most a field holds",
-        )
+    return DataError(
+        path,
+        line,
+        f"unterminated quote? The quoted field that opens on this line is not "
+        f"closed within {LONGEST_QUOTED_FIELD:,} bytes, the most a field holds",
+    )
 
 
-def line_blocks(source, quoted=False):
+def line_blocks(source, quoted=False, delimiter=","):
     """Blocks of whole lines of a :class:`ByteSource`, and the number of each
     block's first line.
 
-    With ``quoted`` (CSV), a line end inside a quoted field ends no line: a
-    quoted field that is never closed is a DataError at the line where it
-    opens, raised at the end of the input or once the field is longer than
-    a field can be (rather than read as one field to the end of the input).
+    With ``quoted`` (CSV, its fields separated by ``delimiter``), lines end
+    and quotes are read as the csv module reads them: a line ends at a
+    newline or a carriage return alone too, and a line end inside a quoted
+    field ends no row (see :func:`csv_quotes`). A quoted field that is never
+    closed is a DataError at the line where it opens, raised at the end of
+    the input or once the field is longer than a field can be (rather than
+    read as one field to the end of the input).
     """
+    separator = delimiter.encode()
+    count_lines = csv_line_count if quoted else newline_count
     carry, line = b"", 1
     while True:
         try:
@@ -335,27 +530,29 @@ def line_blocks(source, quoted=False):
         # none, and their blocks are cut as other text, in one copy.
         if quoted and (b'"' in data or b'"' in carry):
             data = carry + data if carry else data
-            end = last_line_end(data)
-            if len(data) - end > longest_quoted_field():
-                # A long row, a long quoted field, or quotes that counting
-                # misreads (inside unquoted fields): read them exactly.
-                check_quotes_closed(
-                    source.path, line + data.count(b"\n", 0, end), data[end:], False
-                )
-                end += csv_row_end(data[end:])[0]
+            end, opened = last_row_end(data, separator)
+            if opened is not None and len(data) - opened > LONGEST_QUOTED_FIELD:
+                raise unclosed_quote(source.path, line + csv_line_count(data[:opened]), False)
             block, carry = data[:end], data[end:]
         else:  # the carry (no line end) and the data to its last line end, one copy
-            end = data.rfind(b"\n") + 1
+            end = last_line_end(data) if quoted else data.rfind(b"\n") + 1
             block = b"".join((carry, memoryview(data)[:end])) if end else b""
             carry = data[end:] if end else carry + data
         if block:
             yield line, block
-            # numpy counts bytes about twice as fast as bytes.count.
-            line += int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == NEWLINE))
+            line += count_lines(block)
     if carry:
         if quoted:
-            check_quotes_closed(source.path, line, carry, at_end=True)
+            opened = csv_quotes(carry, separator)[2]
+            if opened is not None:
+                raise unclosed_quote(source.path, line + csv_line_count(carry[:opened]), True)
         yield line, carry
+
+
+def newline_count(data):
+    """The number of newlines of bytes."""
+    # numpy counts bytes about twice as fast as bytes.count.
+    return int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == NEWLINE))
 
 
 def read_ahead(items, depth=READ_AHEAD, weigh=None):

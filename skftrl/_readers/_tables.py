@@ -16,28 +16,40 @@ a category:
   hashed by value);
 - missing values (None, NaN, pandas' NA and NaT, Arrow nulls) hold nothing.
 
+A category is hashed by its text (``_hashing.value_text``), one per logical
+value whatever the table: integers of a column named in ``categorical`` are
+kept exact (not made floats), and Arrow's timestamps, durations, times and
+decimals are written as the same Python or pandas values are.
+
 Only the distinct values of a column are looked at one by one.
 """
 
+import datetime
+import decimal
 from collections.abc import Mapping
 from numbers import Real
 
 import numpy as np
 
-from ._hashing import Column, Factorized, factorize
+from ._hashing import Column, Factorized, factorize, fraction_text, offset_text, value_text
 
 
 def is_missing_value(value):
     """Whether a Python value is missing: None, NaN, pandas' NA or NaT."""
     if value is None:
         return True
-    if isinstance(value, (float, np.floating)):
+    if isinstance(value, (float, np.floating, decimal.Decimal)):
         return value != value
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
     return type(value).__name__ in ("NAType", "NaTType")
 
 
 def is_number(value):
-    return isinstance(value, (Real, np.number, np.bool_)) and not isinstance(value, str)
+    # numpy's timedelta64 is an integer type to numpy: a duration here.
+    return isinstance(value, (Real, np.number, np.bool_)) and not isinstance(
+        value, (str, np.timedelta64)
+    )
 
 
 def typed_by_value(column, by_value):
@@ -69,6 +81,14 @@ def numbers_column(numbers, by_value):
     return Column(categories=Factorized(distinct.astype(object), all_codes))
 
 
+def integers_column(integers):
+    """The :class:`Column` of categories of an integer array (none missing),
+    each value exact: Python ints, not floats, which hold integers beyond
+    2**53 only approximately."""
+    distinct, codes = np.unique(integers, return_inverse=True)
+    return Column(categories=Factorized(distinct.astype(object), codes.reshape(-1)))
+
+
 def numpy_column(values, by_value):
     """The :class:`Column` of a 1-D array-like (a numpy array, a list, a pandas
     Series of plain numpy type)."""
@@ -77,11 +97,18 @@ def numpy_column(values, by_value):
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"a column must be 1-D, got an array of shape {array.shape}")
+    if by_value and array.dtype.kind in "iu":
+        return integers_column(array)
     if array.dtype.kind in "biuf":
         return numbers_column(array.astype(np.float64), by_value)
-    if array.dtype.kind in "US":
+    if array.dtype.kind == "U":
         return Column(categories=factorize(array.astype(str).tolist()))
-    return typed_by_value(factorize(map(hashable, array.astype(object).tolist())), by_value)
+    if array.dtype.kind == "S":
+        return Column(categories=factorize(map(value_text, array.tolist())))
+    # numpy's datetimes and durations as numpy's scalars (tolist() makes
+    # those of nanoseconds integers).
+    values = list(array) if array.dtype.kind in "mM" else array.astype(object).tolist()
+    return typed_by_value(factorize(map(hashable, values)), by_value)
 
 
 def pandas_column(series, by_value):
@@ -92,6 +119,9 @@ def pandas_column(series, by_value):
     if isinstance(dtype, pd.CategoricalDtype):
         categories = np.asarray(series.cat.categories, dtype=object)
         return Column(categories=Factorized(categories, series.cat.codes.to_numpy()))
+    if by_value and pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        codes, distinct = pd.factorize(series, use_na_sentinel=True)
+        return Column(categories=Factorized(np.asarray(distinct, dtype=object), codes))
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
         return numbers_column(numbers, by_value)
@@ -108,17 +138,71 @@ def arrow_column(array, by_value):
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
     kind = array.type
-    if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        numbers = pc.fill_null(array.cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
+    if by_value and pa.types.is_integer(kind):  # exact, not made floats
+        array = pc.dictionary_encode(array)
+    elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        # Integers beyond 2**53 as their nearest floats, as numpy makes them.
+        floats = array.cast(pa.float64(), safe=False)
+        numbers = pc.fill_null(floats, np.nan).to_numpy(zero_copy_only=False)
         return numbers_column(numbers, by_value)
     if pa.types.is_null(kind):
         return Column(numbers=np.full(len(array), np.nan))
-    if not pa.types.is_dictionary(kind):
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+    if not pa.types.is_dictionary(array.type):
+        if not (typed_values(kind) or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             array = array.cast(pa.string())
         array = pc.dictionary_encode(array)
-    distinct = np.asarray(array.dictionary.to_pylist(), dtype=object)
+    distinct = np.asarray(arrow_values(array.dictionary), dtype=object)
     return Column(categories=Factorized(distinct, dictionary_codes(array)))
+
+
+def typed_values(kind):
+    """Whether :func:`arrow_values` writes Arrow values of this type as
+    Python's or pandas' same values are written (rather than as Arrow casts
+    them to strings)."""
+    import pyarrow as pa
+
+    return (
+        pa.types.is_integer(kind)
+        or pa.types.is_temporal(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+        or pa.types.is_fixed_size_binary(kind)
+    )
+
+
+def arrow_values(array):
+    """The values of a pyarrow array (a dictionary, none null) as Python
+    values, or the texts :func:`~._hashing.value_text` gives them: Arrow's
+    timestamps (of any unit and time zone), durations and times of day."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    if pa.types.is_timestamp(kind):
+        wall = array if kind.tz is None else pc.local_timestamp(array)
+        texts = [value_text(value) for value in wall.to_numpy(zero_copy_only=False)]
+        if kind.tz is None:
+            return texts
+        # The offset of each value's local time from UTC, in the array's unit.
+        unit = 10 ** {"s": 0, "ms": 3, "us": 6, "ns": 9}[kind.unit]
+        offsets = pc.subtract(wall.cast(pa.int64()), array.cast(pa.int64())).to_numpy()
+        return [
+            text + offset_text(datetime.timedelta(seconds=int(offset) // unit))
+            for text, offset in zip(texts, offsets)
+        ]
+    if pa.types.is_duration(kind):
+        return [value_text(value) for value in array.to_numpy(zero_copy_only=False)]
+    if pa.types.is_time(kind):
+        unit = 10 ** {"s": 9, "ms": 6, "us": 3, "ns": 0}[kind.unit]
+        texts = []
+        counts = array.cast(pa.int32() if pa.types.is_time32(kind) else pa.int64())
+        for count in counts.to_numpy().tolist():
+            seconds, nanoseconds = divmod(count * unit, 10**9)
+            clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+            texts.append(clock + fraction_text(nanoseconds))
+        return texts
+    return array.to_pylist()
 
 
 def arrow_text(strings):

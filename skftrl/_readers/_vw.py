@@ -7,7 +7,12 @@ written against the first ``|``), then namespaces of features. A namespace
 named right after its ``|`` is a field of its own; ``| a b`` (a space after
 the bar) holds the default namespace's features. A namespace's weight
 multiplies the values of its features; a feature without ``:value`` has the
-value 1. Blank lines hold no row.
+value 1. Tokens are separated by spaces and tabs (and the CR of a CRLF line
+end), as Vowpal Wabbit separates them: other whitespace (a no-break space,
+an ideographic space, a form feed ...) is part of its token. Blank lines
+(of spaces and tabs only) hold no row. A value whose product with its
+namespace's weight, a cross or a sum of values landing in one column of a
+row overflows float64 is an error that names its line.
 
 A feature ``f`` of the namespace ``ns`` is the hashed feature named
 ``ns=f`` (``f`` in the default namespace), as :mod:`._hashing` hashes every
@@ -30,21 +35,56 @@ Python, each distinct one once. The block's matrix and its crosses are then
 made by compiled code too (:meth:`VwParser.hashed`).
 """
 
+import itertools
 import math
+import re
 from typing import NamedTuple
 
 import numpy as np
 
 from ._chunks import Chunk, rechunk
 from ._hashing import (
+    OVERFLOWS,
     Features,
     canonical_matrix,
+    columns_of,
     concatenate_features,
+    crossed_hashes,
     crosses,
     hash_names,
     hashed_matrix,
+    listed,
+    overflowing_sum,
 )
 from ._sources import ByteSource, DataError, line_blocks, read_ahead
+
+# What separates tokens: spaces and tabs, as Vowpal Wabbit reads them, and
+# CRs (of CRLF line ends). str.split() splits on these and on other
+# whitespace, which no block holds in most files: those that do are split by
+# TOKEN.findall, which keeps the other whitespace in its tokens.
+SEPARATORS = " \t\r"
+TOKEN = re.compile(r"[^ \t\r]+")
+# The whitespace str.split() splits on beyond SEPARATORS (and the line end):
+# in ASCII, and beyond.
+OTHER_ASCII_WHITESPACE = "\x0b\x0c\x1c\x1d\x1e\x1f"
+OTHER_WHITESPACE = re.compile(
+    "[\x0b\x0c\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+)
+
+
+def tokens_of(text):
+    """The function that splits the segments of ``text`` into tokens (at
+    SEPARATORS): ``str.split`` where it splits the same."""
+    if text.isascii():  # the common case: a few fast scans, not a regex's
+        other = any(space in text for space in OTHER_ASCII_WHITESPACE)
+    else:
+        other = OTHER_WHITESPACE.search(text) is not None
+    return TOKEN.findall if other else str.split
+
+
+def is_blank(text):
+    return not text.strip(SEPARATORS)
+
 
 # Blocks of at least this many bytes go to the compiled reader: below, the
 # import of numba and the load of the compiled code cost more than they save.
@@ -85,9 +125,9 @@ def number(path, line, text, what):
 
 def parse_head(path, line, head):
     """``(label, weight, tag)`` of the part of a line before its first ``|``."""
-    tokens = head.split()
+    tokens = tokens_of(head)(head)
     tag = ""
-    if tokens and (tokens[-1].startswith("'") or not head[-1].isspace()):
+    if tokens and (tokens[-1].startswith("'") or head[-1] not in SEPARATORS):
         tag = tokens.pop().removeprefix("'")
     if len(tokens) > 2:
         raise DataError(
@@ -133,13 +173,14 @@ def named_namespace(segment, tokens):
     return segment[:1] not in ("", " ", "\t") and bool(tokens)
 
 
-def parse_line(path, line, text):
-    """The :class:`VwLine` of one line of text (not blank)."""
+def parse_line(path, line, text, split=str.split):
+    """The :class:`VwLine` of one line of text (not blank), its segments
+    split into tokens by ``split`` (see :func:`tokens_of`)."""
     head, rest = head_and_features(path, line, text)
     label, weight, tag = parse_head(path, line, head)
     features = []
     for segment in rest.split("|"):
-        tokens = segment.split()
+        tokens = split(segment)
         namespace, scale = "", 1.0
         if named_namespace(segment, tokens):
             namespace, colon, scale_text = tokens.pop(0).partition(":")
@@ -149,7 +190,15 @@ def parse_line(path, line, text):
             name, colon, value_text = token.partition(":")
             value = scale
             if colon:
-                value = scale * number(path, line, value_text, f"value of feature {name!r}")
+                number_ = number(path, line, value_text, f"value of feature {name!r}")
+                value = scale * number_
+                if math.isinf(value):
+                    raise DataError(
+                        path,
+                        line,
+                        f"the value of feature {name!r} ({number_!r}) times the weight of "
+                        f"namespace {namespace!r} ({scale!r}) {OVERFLOWS}",
+                    )
             if not name:
                 raise DataError(path, line, f"the feature {token!r} has no name")
             features.append((namespace, name, value))
@@ -160,10 +209,11 @@ def full_rows(path, first_line, text):
     """The :class:`VwRows` of a block of lines (``text``, its first line
     numbered ``first_line``), each token read by :func:`parse_line`."""
     parsed = VwRows([], [], [], [], [], [])
+    split = tokens_of(text)
     for line, line_text in enumerate(text.split("\n"), start=first_line):
-        if not line_text.strip():
+        if is_blank(line_text):
             continue
-        vw_line = parse_line(path, line, line_text)
+        vw_line = parse_line(path, line, line_text, split)
         row = len(parsed.heads)
         parsed.heads.append(vw_line[:3])
         parsed.lines.append(line)
@@ -181,10 +231,11 @@ def plain_rows(path, first_line, text):
     parsed = VwRows([], [], [], [], [], [])
     heads, lines, rows, names, values, namespaces = parsed
     head_of = {}  # a block's heads repeat (a few labels): each read once
+    split = tokens_of(text)
     for line, line_text in enumerate(text.split("\n"), start=first_line):
         head, bar, rest = line_text.partition("|")
         if not bar:  # a blank line, or an error
-            if line_text.strip():
+            if not is_blank(line_text):
                 head_and_features(path, line, line_text)
             continue
         row_head = head_of.get(head)
@@ -194,7 +245,7 @@ def plain_rows(path, first_line, text):
         heads.append(row_head)
         lines.append(line)
         for segment in rest.split("|"):
-            tokens = segment.split()
+            tokens = split(segment)
             namespace = ""
             if named_namespace(segment, tokens):
                 namespace = tokens.pop(0)
@@ -265,7 +316,44 @@ class VwParser:
         if not np.isnan(weights).all():
             sample_weight = np.where(np.isnan(weights), 1.0, weights)
         X = self.hashed(features, letters, len(labels), compiled)
+        if not np.isfinite(X.data).all():
+            row = np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], "right") - 1
+            line = int(lines[row])
+            text = block.split(b"\n")[line - first_line].decode("utf-8")
+            raise self.overflow(line, text)
         return Chunk(X, y, np.asarray(lines, dtype=np.int64), sample_weight, tags)
+
+    def overflow(self, line, text):
+        """The DataError of a line whose row's matrix holds a value beyond
+        float64 (of finite values): a value times its namespace's weight
+        (:func:`parse_line` raises it), a cross, or a sum of the values that
+        land in one column, in the order :meth:`hashed` adds them."""
+        features = parse_line(self.path, line, text, tokens_of(text)).features
+        named = [
+            (f"{namespace}={name}" if namespace else name, value, namespace[:1] or " ")
+            for namespace, name, value in features
+            if value != 0
+        ]
+        hashes = hash_names([name for name, _, _ in named]).tolist()
+        entries = [(name, value, hash_) for (name, value, _), hash_ in zip(named, hashes)]
+        for interaction in self.interactions:
+            of_letter = [
+                [k for k, (_, _, first) in enumerate(named) if first == letter]
+                for letter in interaction
+            ]
+            for ks in itertools.product(*of_letter):
+                hash_, value = hashes[ks[0]], named[ks[0]][1]
+                for k in ks[1:]:
+                    hash_ = int(crossed_hashes(np.int64(hash_), np.int64(hashes[k])))
+                    value *= named[k][1]
+                if math.isinf(value):
+                    parts = [f"{named[k][0]!r} ({named[k][1]!r})" for k in ks]
+                    return DataError(self.path, line, f"the cross of {listed(parts)} {OVERFLOWS}")
+                entries.append(("^".join(named[k][0] for k in ks), value, hash_))
+        columns = columns_of(np.array([hash_ for _, _, hash_ in entries]), self.hash_bits)
+        names, values, _ = zip(*entries)
+        message = overflowing_sum(zip(names, values, columns.tolist()))
+        return DataError(self.path, line, message or f"a value of the row {OVERFLOWS}")
 
     def python_rows(self, first_line, block):
         """``(heads, lines, features, letters)`` of a block read in Python:

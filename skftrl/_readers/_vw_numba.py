@@ -5,9 +5,10 @@ reads it (and :func:`._vw.plain_rows`, for a block without ``:``): each
 feature named ``namespace=token`` (``token`` in the default namespace), its
 value that of its ``:value`` (1 without one) times its namespace's
 ``:weight``; and hashes each name as :func:`._hashing.hash_names` does, in
-one pass over the bytes that releases the GIL. It reads ASCII text only
-(Python's ``str.split`` also splits on spaces beyond ASCII; each byte is
-checked as it is read), and numbers in
+one pass over the bytes that releases the GIL. Tokens are separated by
+spaces, tabs and CRs, as in :mod:`._vw` (other ASCII whitespace is part of
+its token). It reads ASCII text only (Python checks that the bytes of other
+text are UTF-8; each byte is checked as it is read), and numbers in
 the forms the compiled LIBSVM parser reads exactly (``_decimal``, as
 Python's ``float()`` reads them). A block holding anything else (another
 byte, another number, a feature without a name, a line that is neither
@@ -31,13 +32,13 @@ from ._hashing import FNV_PRIME, MASK_32
 from ._hashing_numba import add_row, cache, murmurhash3
 from ._libsvm_numba import _decimal
 
-NEWLINE, BAR, SPACE, TAB, COLON, EQUALS = 10, 124, 32, 9, 58, 61
+NEWLINE, BAR, SPACE, TAB, CR, COLON, EQUALS = 10, 124, 32, 9, 13, 58, 61
 # What a byte is to the reader (one look-up, not a chain of comparisons):
-# most bytes are part of a token; spaces are what Python's str.split() splits
-# on in ASCII.
+# most bytes are part of a token; spaces are those that separate tokens
+# (_vw.SEPARATORS).
 IN_TOKEN, IS_SPACE, IS_NEWLINE, IS_BAR, IS_COLON, NOT_ASCII = 0, 1, 2, 3, 4, 5
 KINDS = np.zeros(256, dtype=np.uint8)
-KINDS[[SPACE, *range(9, 14), *range(28, 32)]] = IS_SPACE
+KINDS[[SPACE, TAB, CR]] = IS_SPACE
 KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
 KINDS[128:] = NOT_ASCII
 
