@@ -37,7 +37,7 @@ from test_cli import (
     write,
 )
 
-from conftest import needs_readers_extra
+from conftest import needs_numba, needs_readers_extra
 from skftrl import FTRLClassifier
 from skftrl._cli._model_files import output_target  # see the module's docstring
 
@@ -425,3 +425,117 @@ def test_a_parquet_file_without_rows_has_no_data_rows(nested_parquet, given):
         1,
         "skftrl: error: empty.parquet: no data rows\n",
     )
+
+
+# ------------------------------------------- what a CSV run says of its columns
+def id_table(tmp_path, rows=300):
+    """A click table whose first column is a row id, as Avazu's, written as CSV."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "id": [f"r{i:05d}" for i in range(rows)],
+            "clicked": rng.integers(0, 2, rows),
+            "site": rng.choice(["news", "shop", "mail"], rows),
+            "app": rng.choice(["a1", "a2"], rows),
+            "price": rng.random(rows).round(3),
+        }
+    )
+    frame.to_csv(tmp_path / "clicks.csv", index=False)
+    return frame
+
+
+@pytest.fixture(params=["pyarrow", "python"])
+def csv_parser(request, monkeypatch):
+    """Each CSV parser: pyarrow's, and the csv module's."""
+    import functools
+
+    import skftrl._cli._input as cli_input
+
+    if request.param == "python":
+        monkeypatch.setattr(
+            cli_input,
+            "open_csv_input",
+            functools.partial(cli_input.open_csv_input, parser="python"),
+        )
+    return request.param
+
+
+def test_a_categorical_column_of_distinct_values_is_named_as_an_id(tmp_path, csv_parser):
+    id_table(tmp_path)
+    result = run_here("train", "clicks.csv", "m", "--label-column", "clicked", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, result.stderr
+    assert "'id' holds a different value in 300 of its first 300 rows" in warnings[0]
+    assert "--ignore id" in warnings[0] and "--id-column id" in warnings[0]
+    # The summary names the categorical columns.
+    assert "3 categorical columns" in result.stdout
+    assert "(categorical: id, site, app)" in result.stdout
+    ignored = run_here(
+        "train", "clicks.csv", "m", "--label-column", "clicked", "--ignore", "id", cwd=tmp_path
+    )
+    assert ignored.returncode == 0 and "warning" not in ignored.stderr, ignored.stderr
+    assert "(categorical: site, app)" in ignored.stdout
+
+
+@needs_readers_extra
+def test_a_parquet_column_of_distinct_values_is_named_as_an_id(tmp_path):
+    id_table(tmp_path).to_parquet(tmp_path / "clicks.parquet")
+    result = run_here("train", "clicks.parquet", "m", "--label-column", "clicked", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "'id' holds a different value in 300 of its first 300 rows" in result.stderr
+    assert result.stderr.count("warning") == 1, result.stderr
+
+
+# ---------------------------------------- an FM's interactions, by column
+def test_inspect_leaves_out_pairs_of_values_of_one_column(tmp_path):
+    rng = np.random.default_rng(1)
+    rows = 400
+    frame = pd.DataFrame(
+        {
+            "site": rng.choice([f"s{i}" for i in range(5)], rows),
+            "app": rng.choice([f"a{i}" for i in range(4)], rows),
+            "clicked": rng.integers(0, 2, rows),
+        }
+    )
+    frame.to_csv(tmp_path / "clicks.csv", index=False)
+    train = run_here(
+        "train", "clicks.csv", "m", "--label-column", "clicked", "--factors", "2", cwd=tmp_path
+    )
+    assert train.returncode == 0, train.stderr
+    out = run_here("inspect", "m", "--top", "1000", cwd=tmp_path).stdout
+    pairs = re.findall(r"^ +[-+][0-9.]+  (\S+) x (\S+)$", out, re.MULTILINE)
+    # Every value of each column is learned: 5 x 4 pairs of a site and an app,
+    # none of two sites nor of two apps (no row holds both).
+    assert sorted(tuple(sorted((a, b))) for a, b in pairs) == sorted(
+        (f"app=a{j}", f"site=s{i}") for i in range(5) for j in range(4)
+    )
+    assert "(20 of 20 pairs of learned features" in out
+
+
+# ---------------------------------------------- a scan's time and compiling
+@needs_numba
+def test_a_scan_that_compiles_says_how_long_compiling_took(tmp_path, monkeypatch):
+    import numba
+
+    import skftrl._cli._input as cli_input
+
+    write(tmp_path / "clicks.vw", [b"1 |u a b\n", b"-1 |u c\n"] * 50)
+    scan = cli_input.vw_input
+
+    def compiling_scan(*args):
+        # A function new to numba: compiled during the scan, never cached.
+        numba.njit(lambda x: x + 1)(1)
+        return scan(*args)
+
+    monkeypatch.setattr(cli_input, "vw_input", compiling_scan)
+    first = run_here("train", "clicks.vw", "m", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    found = re.search(
+        r"scanned clicks.vw in (\S+) s \(of which numba compiling (\S+) s\): ", first.stdout
+    )
+    assert found, first.stdout
+    assert 0 < float(found[2]) <= float(found[1])
+    monkeypatch.setattr(cli_input, "vw_input", scan)
+    second = run_here("train", "clicks.vw", "m", cwd=tmp_path)
+    assert re.search(r"^scanned clicks.vw in \S+ s: 100 rows", second.stdout, re.MULTILINE)

@@ -640,3 +640,134 @@ def test_a_delimiter_neither_parser_takes_is_a_usage_error(tmp_path, delimiter):
     assert result.returncode == 2
     assert "a line end, ASCII and not NUL" in result.stderr, result.stderr
     assert not (tmp_path / "m").exists()
+
+
+# ------------------------------------------------- grouped --help
+# Every option of train, as its help listed them before they were grouped.
+TRAIN_OPTIONS = (
+    "-d --data --model -f --final_regressor --initial-model -i --initial_regressor --test "
+    "--task --format --classes --label-column --weight-column --delimiter --column-names "
+    "--ignore --keep --categorical --numeric --hash-bits -b --bit_precision -q --quadratic "
+    "--cubic --interactions --n-features --zero-based --drop-extra-features --chunk-size "
+    "--passes --holdout-period --holdout_period --holdout_off --tol --n-iter-no-change "
+    "--early_terminate --no-cache --quiet -t --testonly --learning-rate --ftrl_alpha --beta "
+    "--ftrl_beta --l1 --l2 --loss --loss_function --epsilon --batch-size --engine "
+    "--no-intercept --noconstant --factors --init-stdev --factor-learning-rate --factor-l2 "
+    "--random-state --random_seed --ftrl -c --cache -k --kill_cache --save_resume"
+).split()
+# Where a user looks for each kind of option.
+GROUP_OF = {
+    "--format": "input",
+    "--label-column": "input",
+    "--ignore": "input",
+    "--hash-bits": "input",
+    "--chunk-size": "input",
+    "--task": "model",
+    "--classes": "model",
+    "--factors": "model",
+    "-i": "model",
+    "--learning-rate": "learning",
+    "--l1": "learning",
+    "--passes": "learning",
+    "--holdout-period": "learning",
+    "--quiet": "output",
+}
+
+
+def subcommands():
+    parser = build_parser()
+    return next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    ).choices
+
+
+def option_groups(subcommand):
+    """``{option string: the first word of its group's title}``."""
+    return {
+        option: group.title.split(":")[0]
+        for group in subcommand._action_groups
+        for action in group._group_actions
+        for option in action.option_strings
+    }
+
+
+def test_train_help_groups_every_option_in_input_model_learning_and_output():
+    train = subcommands()["train"]
+    groups = option_groups(train)
+    assert set(groups) == set(TRAIN_OPTIONS) | {"-h", "--help"}
+    assert {groups[option] for option in TRAIN_OPTIONS} == {"input", "model", "learning", "output"}
+    assert {option: groups[option] for option in GROUP_OF} == GROUP_OF
+    text = io.StringIO()
+    train.print_help(text)
+    assert len(text.getvalue().splitlines()) <= 170
+    for title in ("input", "model", "learning", "output"):
+        assert re.search(rf"^{title}: .*:$", text.getvalue(), re.MULTILINE), title
+
+
+def test_test_predict_and_inspect_group_the_options_they_share():
+    commands = subcommands()
+    for name in ("test", "predict"):
+        groups = option_groups(commands[name])
+        assert groups["-d"] == groups["--zero-based"] == groups["--column-names"] == "input"
+        assert groups["--model"] == "model", name
+    assert option_groups(commands["predict"])["--output-type"] == "output"
+    inspect = option_groups(commands["inspect"])
+    assert (inspect["--model"], inspect["--top"], inspect["--all"]) == (
+        "model",
+        "output",
+        "output",
+    )
+
+
+# -------------------------------------------- VW's options with another name
+def vw_table_options():
+    """The options of Vowpal Wabbit in the first column of the documentation's table."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "cli.rst").read_text()
+    table = text[text.index(".. _cli-vw:") :]
+    options = set()
+    for row in re.findall(r"^   \* - (.*)$", table, re.MULTILINE):
+        options.update(re.findall(r"``(-{1,2}[A-Za-z_0-9]+)", row))
+    return sorted(options)
+
+
+def usage_error(*args):
+    result = run_here(*args)
+    assert result.returncode == 2, result
+    return result.stderr
+
+
+@pytest.mark.parametrize("option", vw_table_options())
+def test_every_option_of_the_vw_table_is_accepted_or_named_with_its_equivalent(option):
+    commands = ("train", "test", "predict")
+    errors = [usage_error(name, "a.svm", "m", option, "1", "--bad-sentinel") for name in commands]
+    # Accepted by some command (its value may be refused there), or refused
+    # by each with what to write instead.
+    unknown = re.compile(rf"unrecognized arguments: (.* )?{re.escape(option)}( |$)", re.MULTILINE)
+    hint = f"{option} (Vowpal Wabbit's) is not an option here: "
+    accepted = any(not unknown.search(error) and hint not in error for error in errors)
+    named = all(hint in error for error in errors)
+    assert accepted or named, (option, errors)
+
+
+def test_oaa_and_readable_model_name_their_equivalents():
+    assert "--classes 1,2,...,K" in usage_error("train", "a.svm", "m", "--oaa", "3")
+    assert "skftrl inspect MODEL --all" in usage_error(
+        "train", "a.svm", "m", "--readable_model", "w.txt"
+    )
+    assert "skftrl inspect MODEL --all" in usage_error("train", "a.svm", "m", "--invert_hash=w")
+
+
+def test_inspect_lists_the_settings_the_command_line_sets(a9a_dir):
+    trained(a9a_dir, "a.svm", "m", "--factors", "2", "--l1", "0.5")
+    out = run_here("inspect", "m", cwd=a9a_dir).stdout
+    line = next(line for line in out.splitlines() if line.startswith("hyper-parameters:"))
+    listed = dict(item.split("=") for item in line.split(": ", 1)[1].split(", "))
+    assert (listed["l1"], listed["n_components"], listed["random_state"]) == ("0.5", "2", "0")
+    for unused in ("max_iter", "early_stopping", "validation_fraction", "shuffle", "warm_start"):
+        assert unused not in listed, line
+    assert "tol" not in listed  # only --holdout-period uses it
+    trained(a9a_dir, "a.svm", "m", "--passes", "2", "--holdout-period", "4")
+    out = run_here("inspect", "m", cwd=a9a_dir).stdout
+    assert "tol=0.0001" in out and "n_iter_no_change=5" in out and "random_state" not in out

@@ -26,6 +26,37 @@ def joined_negative_lists(argv):
     return joined
 
 
+# Vowpal Wabbit's options that have no option of the same name here, and
+# what to write instead (the documentation's table of VW's options).
+VW_EQUIVALENTS = {
+    "--oaa": "skftrl's classifier is multinomial: give the classes, --classes 1,2,...,K "
+    "(or let the first pass find them)",
+    "--rank": "--factors K trains a factorization machine of every pair of features",
+    "--lrq": "--factors K trains a factorization machine of every pair of features",
+    "--readable_model": "skftrl inspect MODEL --all > FILE lists every non-zero weight "
+    "with its feature's name",
+    "--invert_hash": "skftrl inspect MODEL --all > FILE lists every non-zero weight "
+    "with its feature's name",
+    "--csv": "a .csv or .tsv file is read as CSV (or --format csv)",
+    "--csv_separator": "--delimiter C",
+    "--csv_header": "--column-names A,B,... names the columns of a file without a header line",
+    "--csv_no_file_header": "--column-names A,B,... names the columns of a file without a "
+    "header line",
+    "--cache_file": "the parsed chunks are cached in a temporary file of the run (-c is accepted)",
+    "-l": "--learning-rate A (VW's FTRL uses --ftrl_alpha, which is accepted)",
+    "--learning_rate": "--learning-rate A (VW's FTRL uses --ftrl_alpha, which is accepted)",
+    "--power_t": "FTRL uses no such schedule (nor does VW's FTRL)",
+    "--initial_t": "FTRL uses no such schedule (nor does VW's FTRL)",
+    "--decay_learning_rate": "FTRL uses no such schedule (nor does VW's FTRL)",
+    "--progress": "a live display is shown on a terminal (pip install 'skftrl[cli]'), "
+    "one line a pass elsewhere",
+    "-P": "a live display is shown on a terminal (pip install 'skftrl[cli]'), "
+    "one line a pass elsewhere",
+    "--pistol": "FTRL-Proximal (--ftrl) is the only algorithm here",
+    "--coin": "FTRL-Proximal (--ftrl) is the only algorithm here",
+}
+
+
 def parse_arguments(parser, argv):
     """The options of ``argv``, with the command's files resolved into
     ``data`` and ``model`` (see :func:`resolve_files`); positional files may
@@ -34,6 +65,10 @@ def parse_arguments(parser, argv):
     if args.command is None:
         args, extra = parser.parse_known_args(["demo", *extra])
     options = [arg for arg in extra if arg.startswith("-") and arg != "-"]
+    for option in options:
+        hint = VW_EQUIVALENTS.get(option.split("=")[0])
+        if hint is not None:
+            parser.error(f"{option.split('=')[0]} (Vowpal Wabbit's) is not an option here: {hint}")
     if options or (extra and not hasattr(args, "files")):
         parser.error(f"unrecognized arguments: {' '.join(options or extra)}")
     if hasattr(args, "files"):

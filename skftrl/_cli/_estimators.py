@@ -73,6 +73,17 @@ def compile_timer():
     if compiled is None or not compiled.CACHE:
         yield None
         return
+    with numba_compiling() as timer:
+        yield timer
+
+
+@contextlib.contextmanager
+def numba_compiling():
+    """A timer of numba's compilations within the context, as compile_timer's,
+    or None where numba is not imported (nothing is compiled then)."""
+    if "numba" not in sys.modules:
+        yield None
+        return
     from numba.core.event import install_timer
 
     with install_timer("numba:compile", lambda seconds: None) as timer:

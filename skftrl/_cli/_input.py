@@ -25,6 +25,7 @@ import numpy as np
 from .._readers._cache import ChunkCache
 from .._readers._chunks import collect_classes
 from .._readers._csv import (
+    CATEGORICAL,
     NUMERIC,
     feature_columns,
     first_chunk_kinds,
@@ -33,11 +34,12 @@ from .._readers._csv import (
     open_csv_input,
     scan_csv,
 )
+from .._readers._csv_values import text_categories
 from .._readers._hashing import FeatureNames
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, default_delimiter, is_regular_file
 from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, ParquetSpec, VwSpec
-from ._estimators import check_memory, format_label
+from ._estimators import check_memory, format_label, numba_compiling
 from ._parser import UsageError
 from ._progress import Progress, duration
 
@@ -150,14 +152,15 @@ def resolve_input(
             raise UsageError("--classes is for --task classify")
         classes, numeric_classes = parse_classes(args.classes)
     began = time.perf_counter()
-    if data_kind == "libsvm":
-        found = libsvm_input(args, classes, numeric_classes, estimator, resources)
-    elif data_kind == "vw":
-        found = vw_input(args, classes, numeric_classes, estimator, resources)
-    elif data_kind == "parquet":
-        found = parquet_input(args, classes, numeric_classes, estimator)
-    else:
-        found = csv_input(args, classes, numeric_classes, resources, guess)
+    with numba_compiling() as compiling:
+        if data_kind == "libsvm":
+            found = libsvm_input(args, classes, numeric_classes, estimator, resources)
+        elif data_kind == "vw":
+            found = vw_input(args, classes, numeric_classes, estimator, resources)
+        elif data_kind == "parquet":
+            found = parquet_input(args, classes, numeric_classes, estimator)
+        else:
+            found = csv_input(args, classes, numeric_classes, resources, guess)
     if found.classes is not None and len(found.classes) < 2:
         raise DataError(
             args.data,
@@ -165,12 +168,20 @@ def resolve_input(
             f"every label is {format_label(found.classes[0])}: a classifier needs two "
             "classes or more",
         )
+    check_id_columns(args, found.spec, report)
     if found.n_rows is not None:
         seconds = found.scan_seconds or time.perf_counter() - began
+        # A first run's scan is mostly numba compiling the reader: said, so
+        # that it is not taken for the time the scan takes.
+        compiled = (
+            f" (of which numba compiling {duration(compiling.duration)})"
+            if compiling is not None and compiling.done
+            else ""
+        )
         report.line(
-            f"scanned {args.data} in {duration(seconds)}: "
+            f"scanned {args.data} in {duration(seconds)}{compiled}: "
             f"{found.n_rows:,} rows; "
-            + found.spec.describe()
+            + described(found.spec)
             + (
                 f"; classes {' '.join(map(format_label, found.classes))}"
                 if args.task == "classify"
@@ -180,12 +191,108 @@ def resolve_input(
     if found.guessed:
         report.line(
             f"reading {args.data} in one pass, as its first rows show it: "
-            + found.spec.describe()
+            + described(found.spec)
             + f"; classes {' '.join(map(format_label, found.classes))}"
         )
     if found.spec.format == "libsvm":
         check_memory(estimator, found.spec.n_features, found.classes)
     return found
+
+
+def described(spec):
+    """The input ``spec`` described, with the names of a CSV file's
+    categorical columns (the first MAX_NAMED of them)."""
+    text = spec.describe()
+    if spec.format != "csv":
+        return text
+    names = [name for name, kind in spec.kinds.items() if kind == CATEGORICAL]
+    if not names:
+        return text
+    listed = ", ".join(names[:MAX_NAMED])
+    if len(names) > MAX_NAMED:
+        listed += f" and {len(names) - MAX_NAMED:,} more"
+    return f"{text} (categorical: {listed})"
+
+
+# The most categorical columns a run's summary names.
+MAX_NAMED = 12
+# A categorical column whose first chunk holds a different value in at
+# least this share of its rows (and ID_ROWS rows or more) is taken for an id.
+ID_SHARE = 0.95
+ID_ROWS = 100
+
+
+def check_id_columns(args, spec, report):
+    """A warning naming each categorical column of a CSV or Parquet training
+    file whose first chunk holds a different value in (almost) every row, as
+    an id does: hashed, each value is a feature that no other row shares.
+
+    The first chunk is read again for it (a stream cannot be: not checked)."""
+    if spec.format not in ("csv", "parquet") or not is_regular_file(args.data):
+        return
+    rows = min(args.chunk_size, 10_000)
+    if spec.format == "csv":
+        names = [name for name, kind in spec.kinds.items() if kind == CATEGORICAL]
+        counts = csv_distinct_counts(args, spec, names, rows)
+    else:
+        counts = parquet_distinct_counts(args.data, spec, rows)
+    for name, (distinct, present) in counts.items():
+        if present >= ID_ROWS and distinct >= ID_SHARE * present:
+            report.warn(
+                f"the categorical column {name!r} holds a different value in {distinct:,} of "
+                f"its first {present:,} rows, as an id does: hashed, each value is a feature "
+                f"that hardly another row shares. If it is an id, leave it out with "
+                f"--ignore {name} (skftrl predict --id-column {name} writes it beside each "
+                "prediction)"
+            )
+
+
+def csv_distinct_counts(args, spec, names, rows):
+    """``{name: (distinct values, rows with a value)}`` of the columns
+    ``names`` in the first ``rows`` rows of the CSV training file."""
+    if not names:
+        return {}
+    source = open_csv_input(args.data, delimiter=spec.delimiter, column_names=args.column_names)
+    with contextlib.closing(source):
+        first = next(source.row_chunks(rows), None)
+        if first is None:
+            return {}
+        counts = {}
+        for name in names:
+            values = text_categories(first.columns[source.position(name, "feature")])
+            present = int(np.count_nonzero(values.codes >= 0))
+            counts[name] = (len(values.present()), present)
+    return counts
+
+
+def parquet_distinct_counts(path, spec, rows):
+    """``{name: (distinct values, rows with a value)}`` of the categorical
+    columns of a Parquet training file, in its first ``rows`` rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._readers._parquet import holds_numbers, open_parquet
+
+    with contextlib.closing(open_parquet(path)) as parquet:
+        schema = parquet.schema_arrow
+        names = [
+            name
+            for name in spec.features
+            if name in spec.categorical or not holds_numbers(schema.field(name).type)
+        ]
+        if not names:
+            return {}
+        batch = next(parquet.iter_batches(batch_size=rows, columns=names), None)
+    if batch is None:
+        return {}
+    counts = {}
+    for name in names:
+        column = batch.column(name)
+        if pa.types.is_dictionary(column.type):  # strings (see open_parquet)
+            column = column.dictionary_decode()
+        present = len(column) - column.null_count
+        counts[name] = (int(pc.count_distinct(column, mode="only_valid").as_py()), present)
+    return counts
 
 
 def kinds_conflict(args, spec):

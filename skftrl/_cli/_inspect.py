@@ -49,11 +49,12 @@ def learned_factors(estimator):
     return columns[nonzero], factors[:, nonzero]
 
 
-def strongest_interactions(factors, top):
+def strongest_interactions(factors, top, groups=None):
     """The ``top`` pairs ``a < b`` of rows of ``factors`` (n, k) with the largest
     ``|<v_a, v_b>|``: a list of ``(value, a, b)``, strongest first, and None
     when the list is certainly the strongest of all pairs, else a bound on the
-    pairs left out.
+    pairs left out. With ``groups`` (one integer a row), no pair of two rows
+    of the same group ``>= 0`` is listed: no row of data holds both.
 
     By Cauchy-Schwarz ``|<v_a, v_b>| <= |v_a| |v_b|``: the pairs among the
     ``m`` rows of largest norm are computed (a Gram matrix), and a pair with
@@ -69,6 +70,9 @@ def strongest_interactions(factors, top):
         gram = factors[chosen] @ factors[chosen].T
         magnitude = np.abs(gram)
         magnitude[np.tri(size, dtype=bool)] = -1.0  # each pair once, no a with itself
+        if groups is not None:
+            group = groups[chosen]
+            magnitude[(group[:, None] == group[None, :]) & (group[:, None] >= 0)] = -1.0
         n_pairs = size * (size - 1) // 2
         count = min(top, n_pairs)
         flat = magnitude.ravel()
@@ -85,15 +89,50 @@ def strongest_interactions(factors, top):
         size = min(len(order), 4 * size, MAX_INTERACTION_CANDIDATES)
     pairs = []
     for position in found.tolist():
+        if flat[position] < 0:  # fewer pairs than ``top``, or a pair of one group
+            continue
         a, b = divmod(position, size)
         pairs.append((float(gram[a, b]), *sorted((int(chosen[a]), int(chosen[b])))))
     pairs.sort(key=lambda pair: (-abs(pair[0]), pair[1], pair[2]))
     return pairs, left_out
 
 
-def print_interactions(estimator, name, top, out):
+def categorical_groups(estimator, spec, columns):
+    """For each of ``columns``, the position of the categorical column of a
+    CSV or Parquet file whose values all its recorded names are
+    (``column=value``), else -1: two features of one categorical column are
+    never in the same row. None for other input."""
+    if spec.format == "csv":
+        fields = list(spec.kinds)
+    elif spec.format == "parquet":
+        fields = list(spec.features)
+    else:
+        return None
+    names = getattr(estimator, "hashed_feature_names_", None) or {}
+    position = {field: i for i, field in enumerate(fields)}
+    groups = np.full(len(columns), -1, dtype=np.intp)
+    for i, column in enumerate(columns.tolist()):
+        owners = {categorical_field(name, position) for name in names.get(column, ())}
+        if len(owners) == 1 and None not in owners:
+            groups[i] = position[owners.pop()]
+    return groups
+
+
+def categorical_field(name, position):
+    """The field of ``position`` whose values the hashed name ``field=value``
+    is, or None (a numeric column's name, which has no ``=value``)."""
+    start = name.find("=")
+    while start >= 0:
+        if name[:start] in position:
+            return name[:start]
+        start = name.find("=", start + 1)
+    return None
+
+
+def print_interactions(estimator, spec, name, top, out):
     """The strongest pairwise interactions of a factorization machine, by feature name."""
     columns, factors = learned_factors(estimator)
+    groups = categorical_groups(estimator, spec, columns)
     n_outputs, n_learned, n_components = factors.shape
     print(
         f"factors:          {n_components} a feature; {n_learned:,} features learned "
@@ -102,16 +141,23 @@ def print_interactions(estimator, name, top, out):
     )
     found, left_out = [], []
     for output in range(n_outputs):
-        pairs, bound = strongest_interactions(factors[output], top)
+        pairs, bound = strongest_interactions(factors[output], top, groups)
         for value, a, b in pairs:  # columns are ascending: so are columns[a] < columns[b]
             found.append((-abs(value), output, int(columns[a]), int(columns[b]), value))
         if bound is not None:
             left_out.append(bound)
     found = sorted(found)[:top]
-    n_pairs = n_learned * (n_learned - 1) // 2 * n_outputs
+    n_pairs = n_learned * (n_learned - 1) // 2
+    within = ""
+    if groups is not None:
+        sizes = np.bincount(groups[groups >= 0])
+        n_within = int((sizes * (sizes - 1) // 2).sum())
+        n_pairs -= n_within
+        if n_within:
+            within = f"; not the {n_within * n_outputs:,} pairs of values of one column"
     print(
-        f"strongest interactions <v_i, v_j> ({len(found)} of {n_pairs:,} pairs of learned "
-        "features, by magnitude):",
+        f"strongest interactions <v_i, v_j> ({len(found)} of {n_pairs * n_outputs:,} pairs "
+        f"of learned features, by magnitude{within}):",
         file=out,
     )
     if left_out:
@@ -126,6 +172,28 @@ def print_interactions(estimator, name, top, out):
         print(f"  {value:>+12.6f}  {where}{name(first)} x {name(second)}", file=out)
 
 
+# The estimators' parameters that train's options set (the others keep
+# their defaults, and some, such as max_iter, only fit uses); those of
+# --holdout-period are listed for a model trained with it.
+COMMAND_LINE_PARAMETERS = (
+    "learning_rate",
+    "beta",
+    "l1",
+    "l2",
+    "loss",
+    "epsilon",
+    "batch_size",
+    "engine",
+    "fit_intercept",
+    "n_components",
+    "init_stdev",
+    "factor_learning_rate",
+    "factor_l2",
+    "random_state",
+)
+HOLDOUT_PARAMETERS = ("tol", "n_iter_no_change")
+
+
 def run(args, out):
     """Hyper-parameters, rows seen, sparsity and the largest (or every) weight."""
     estimator, spec = load_model(args.model, args.zero_based)
@@ -133,6 +201,13 @@ def run(args, out):
     coef = estimator.coef_
     nonzero = int(np.count_nonzero(coef))
     params = estimator.get_params()
+    if log:  # trained by the command line: the parameters its options set
+        used = COMMAND_LINE_PARAMETERS
+        if any("holdout_period" in run for run in log):
+            used = used + HOLDOUT_PARAMETERS
+        if "n_components" not in params:  # --random-state seeds a machine's factors
+            used = tuple(name for name in used if name != "random_state")
+        params = {name: value for name, value in params.items() if name in used}
     if "dtype" in params:
         params["dtype"] = np.dtype(params["dtype"]).name
     version = log[-1].get("skftrl_version", "0.1.0") if log else "saved from Python"
@@ -180,5 +255,5 @@ def run(args, out):
         where = f"class {format_label(estimator.classes_[output])}  " if multiclass else ""
         print(f"  {coef[output, column]:>+12.6f}  {where}{name(column)}", file=out)
     if hasattr(estimator, "n_components"):
-        print_interactions(estimator, name, args.top, out)
+        print_interactions(estimator, spec, name, args.top, out)
     return 0

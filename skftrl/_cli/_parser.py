@@ -98,74 +98,30 @@ def namespace_letters(count):
 
 
 TRAIN_DESCRIPTION = """\
-Train a model on a LIBSVM/svmlight, CSV or VW text file, streamed in chunks
-through partial_fit so that the file may be larger than memory, and save it
-to MODEL (positionally after DATA, or with --model/-f). DATA is a path or -
-(standard input), or -d DATA; pipes and FIFOs work; plain text or gzip, bz2,
-xz or zstd compressed (recognised by their first bytes; zstd needs the
-zstandard package: pip install 'skftrl[readers]').
+Train a model on a LIBSVM, CSV, Parquet or VW text file, streamed in chunks
+through partial_fit (the file may be larger than memory), and save it to
+MODEL. DATA is a path or - (standard input); plain text or gzip, bz2, xz or
+zstd compressed (zstd needs: pip install 'skftrl[readers]').
 
-One pass reads the data when the model's width and classes are known up
-front: from --n-features (or --hash-bits) and --classes, or from the model
-continued with -i. Otherwise a first pass over the file finds them (the
-classes, the width of LIBSVM data, the kind of each CSV column); a stream,
-which cannot be read twice, then needs those options. The parsed chunks are
-kept in a binary cache (a temporary file) so that the text is parsed once,
-whatever --passes is.
+The file is read once when the model's width and classes are known up front
+(--n-features or --hash-bits, and --classes; or -i); otherwise a first scan
+finds them, which a stream cannot give. The parsed chunks are cached in a
+temporary file, so the text is parsed once whatever --passes is.
 
-LIBSVM: "label index:value ...", indices in ascending order; they start at 1
-unless the training file has an index 0 (as load_svmlight_file's
-zero_based="auto"), or --zero-based. The model is as wide as the largest
-index, or --n-features; --hash-bits B takes each index modulo 2**B instead.
+LIBSVM: "label index:value ...", indices from 1 unless the file has an index
+0 (or --zero-based). CSV (a header line, or --column-names) and Parquet:
+--label-column names the label; a column of numbers, some not whole, is a
+numeric feature, and any other column (words, ids, codes) is categorical:
+"column=value" is hashed to a feature of value 1 (--numeric, --categorical
+decide otherwise). VW text: "label [importance] ['tag]|ns feature[:value]",
+each feature hashed as "ns=feature"; -q crosses namespaces as VW does.
 
-CSV: a header line (or --column-names), then one row a line, fields
-separated by commas (tabs in a .tsv file, or --delimiter); --label-column
-names the label. A column whose values are all numbers (or missing: empty,
-NA, NaN, N/A, null), some not whole, is numeric: its value is the feature
-at the hashed index of the column's name; so is a column of whole numbers
-named by --numeric. Any other column (words, and whole numbers: ids and
-codes), and every column named by --categorical, is categorical:
-"column=value" is hashed to a feature of value 1. Hashing is
-skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
-into 2**--hash-bits features; pyarrow, where installed, parses the text.
-Whether a column's numbers are whole is its first chunk's. Without a first
-pass (regression, or --classes), the kinds are those of the first chunk's
-values.
-
-Parquet (needs pyarrow): the columns' types say which hold numbers (floating
-point and boolean columns, and integer ones named by --numeric) and which
-categories (any other, integer ones included, and those named by
---categorical); nulls are missing values. Only the columns used are read,
-and the classes come from the label column alone. train reads a Parquet
-file by its path; test and predict read standard input too.
-
-VW text (Vowpal Wabbit's format): "label [importance] ['tag]|namespace
-feature[:value] ...", importance weights as sample weights; a feature f of
-the namespace ns is hashed as "ns=f" into 2**--hash-bits features. -q ui
-crosses each feature of the namespaces starting with u with each of those
-starting with i, in every row, as VW does (--cubic, --interactions: more).
-
-Classification: the classes are the distinct labels of the training file
-(numbers when every label is a number, else strings), or --classes; two
-classes train a logistic model, more a multinomial one.
-
---factors K trains a factorization machine (FMClassifier or FMRegressor,
-K factors a feature) instead of the linear model.
-
---holdout-period K holds out every K-th row (rows K, 2K, ...), scores them
-after each pass, stops when their loss has not improved by --tol for
---n-iter-no-change passes, and saves the best pass's model.
-
-The model file is the fitted estimator, written only if everything succeeds:
-joblib.load (or skops.io.load for a .skops path) returns it, with
-input_spec_, hashed_feature_names_ and training_log_ for the command line. A
-joblib file is a pickle: load only model files you trust.
-
-Vowpal Wabbit's names work where they mean the same: -d, -f, -i, -b,
---passes, --holdout_period, --holdout_off, --early_terminate, --l1, --l2,
---ftrl, --ftrl_alpha, --ftrl_beta, --loss_function, --random_seed,
---noconstant, -c, -k, --save_resume (see the documentation's table for
-where a meaning differs)."""
+Two classes train a logistic model, more a multinomial one; --factors K a
+factorization machine. The model file (joblib, or skops for a .skops path)
+is written only if everything succeeds; a joblib file is a pickle: load only
+model files you trust. Vowpal Wabbit's names work where they mean the same
+(-d, -f, -i, -b, -q, --passes, --l1, --ftrl_alpha, ...); the documentation's
+table lists every one."""
 
 
 def regression_loss(text):
@@ -197,22 +153,19 @@ def vw_loss(text):
     return text
 
 
-def add_hyper_parameters(parser):
-    group = parser.add_argument_group("hyper-parameters (default: the estimator's)")
+def add_model_options(group):
+    """``train``'s options that choose the model: its task, loss and kind."""
     group.add_argument(
-        "--learning-rate",
-        "--ftrl_alpha",
-        type=float,
-        help="alpha, > 0 (default 0.1; VW's --ftrl_alpha, whose default is 0.005)",
+        "--task",
+        choices=["classify", "regress"],
+        default=None,
+        help="classification (default) or regression",
     )
     group.add_argument(
-        "--beta",
-        "--ftrl_beta",
-        type=float,
-        help=">= 0 (default 1.0; VW's --ftrl_beta, whose default is 0.1)",
+        "--classes",
+        metavar="A,B,...",
+        help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
     )
-    group.add_argument("--l1", type=float, help="L1 penalty lambda_1, >= 0 (default 0.0)")
-    group.add_argument("--l2", type=float, help="L2 penalty lambda_2, >= 0 (default 0.0)")
     group.add_argument(
         "--loss",
         type=regression_loss,
@@ -223,18 +176,10 @@ def add_hyper_parameters(parser):
         "--loss_function",
         type=vw_loss,
         metavar="{logistic,squared,poisson}",
-        help="as Vowpal Wabbit: logistic is --task classify; squared and poisson are "
+        help="as VW: logistic is --task classify; squared and poisson are "
         "--task regress with --loss squared_error or poisson",
     )
     group.add_argument("--epsilon", type=float, help="Huber threshold, > 0 (default 0.1)")
-    group.add_argument(
-        "--batch-size", type=positive_int, help="rows per update; 1 is exact (default 1)"
-    )
-    group.add_argument(
-        "--engine",
-        choices=["auto", "numpy", "numba"],
-        help="engine of the exact algorithm (default auto: numba when installed)",
-    )
     group.add_argument(
         "--no-intercept",
         "--noconstant",
@@ -243,35 +188,106 @@ def add_hyper_parameters(parser):
         default=None,
         help="learn no intercept (fit_intercept=False; VW's --noconstant)",
     )
-    factors = parser.add_argument_group(
-        "factorization machine (FMClassifier, FMRegressor): pairwise interactions"
-    )
-    factors.add_argument(
+    group.add_argument(
         "--factors",
         metavar="K",
         type=positive_int,
-        help="train a factorization machine with K factors a feature (n_components); "
-        "its state is K+1 times the linear model's",
+        help="train a factorization machine (FMClassifier, FMRegressor) with K factors "
+        "a feature (n_components); its state is K+1 times the linear model's",
     )
-    factors.add_argument(
+    group.add_argument(
         "--init-stdev",
+        metavar="S",
         type=float,
-        help="standard deviation of the initial factors, >= 0 (default 0.01)",
+        help="--factors: standard deviation of the initial factors, >= 0 (default 0.01)",
     )
-    factors.add_argument(
-        "--factor-learning-rate",
-        type=float,
-        help="the factors' alpha, > 0 (default: --learning-rate)",
-    )
-    factors.add_argument(
-        "--factor-l2", type=float, help="per-row L2 penalty of the factors, >= 0 (default 0.03)"
-    )
-    factors.add_argument(
+    group.add_argument(
         "--random-state",
         "--random_seed",
         metavar="SEED",
         type=int,
-        help="seed of the initial factors (default 0: a run is repeatable)",
+        help="--factors: seed of the initial factors (default 0: a run is repeatable)",
+    )
+    group.add_argument(
+        "--ftrl", action="store_true", help="accepted: FTRL-Proximal is the only algorithm here"
+    )
+
+
+def add_learning_options(group):
+    """``train``'s hyper-parameters of learning (default: the estimator's), passes and holdout."""
+    group.add_argument(
+        "--learning-rate",
+        "--ftrl_alpha",
+        metavar="A",
+        type=float,
+        help="alpha, > 0 (default 0.1; VW's --ftrl_alpha, whose default is 0.005)",
+    )
+    group.add_argument(
+        "--beta",
+        "--ftrl_beta",
+        metavar="B",
+        type=float,
+        help=">= 0 (default 1.0; VW's --ftrl_beta, whose default is 0.1)",
+    )
+    group.add_argument("--l1", metavar="L", type=float, help="L1 penalty, >= 0 (default 0.0)")
+    group.add_argument("--l2", metavar="L", type=float, help="L2 penalty, >= 0 (default 0.0)")
+    group.add_argument(
+        "--factor-learning-rate",
+        metavar="A",
+        type=float,
+        help="--factors: the factors' alpha, > 0 (default: --learning-rate)",
+    )
+    group.add_argument(
+        "--factor-l2",
+        metavar="L",
+        type=float,
+        help="--factors: per-row L2 penalty of the factors, >= 0 (default 0.03)",
+    )
+    group.add_argument(
+        "--batch-size",
+        metavar="N",
+        type=positive_int,
+        help="rows per update; 1 is exact (default 1)",
+    )
+    group.add_argument(
+        "--engine",
+        choices=["auto", "numpy", "numba"],
+        help="engine of the exact algorithm (default auto: numba when installed)",
+    )
+    group.add_argument(
+        "--passes",
+        metavar="N",
+        type=positive_int,
+        default=1,
+        help="passes over the file, in order (default 1)",
+    )
+    group.add_argument(
+        "--holdout-period",
+        "--holdout_period",
+        metavar="K",
+        type=holdout_period,
+        help="hold out every K-th row (as VW), score them after each pass, stop when "
+        "their loss stops improving, keep the best pass's model",
+    )
+    group.add_argument(
+        "--holdout_off",
+        action="store_true",
+        help="as VW: hold out no row (the default here without --holdout-period)",
+    )
+    group.add_argument(
+        "--tol",
+        metavar="T",
+        type=float,
+        help="with --holdout-period: an improvement of the held-out loss smaller than T "
+        "does not count (default 1e-4)",
+    )
+    group.add_argument(
+        "--n-iter-no-change",
+        "--early_terminate",
+        metavar="N",
+        type=positive_int,
+        help="with --holdout-period: stop after N passes without improvement "
+        "(default 5; VW's --early_terminate)",
     )
 
 
@@ -323,31 +339,6 @@ def add_reading_options(parser):
     )
 
 
-def add_no_ops(parser):
-    """Vowpal Wabbit's options that are always so here: accepted, and nothing to do."""
-    group = parser.add_argument_group("Vowpal Wabbit options that are always so here")
-    group.add_argument(
-        "--ftrl", action="store_true", help="FTRL-Proximal (the only algorithm here)"
-    )
-    group.add_argument(
-        "-c",
-        "--cache",
-        action="store_true",
-        help="the parsed chunks are always cached for later passes (unless --no-cache)",
-    )
-    group.add_argument(
-        "-k",
-        "--kill_cache",
-        action="store_true",
-        help="the cache is a temporary file of this run, never an old one",
-    )
-    group.add_argument(
-        "--save_resume",
-        action="store_true",
-        help="the model file always holds the whole state: -i continues it exactly",
-    )
-
-
 def build_parser():
     """The parser of the ``skftrl`` command and its subcommands."""
     parser = argparse.ArgumentParser(
@@ -391,10 +382,10 @@ def add_demo_command(commands):
 
 
 def add_train_command(commands):
-    """``skftrl train``."""
+    """``skftrl train``: its options in four groups, input, model, learning and output."""
     train = commands.add_parser(
         "train",
-        help="train a model on a LIBSVM or CSV file, streamed",
+        help="train a model on a LIBSVM, CSV, Parquet or VW text file, streamed",
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -403,85 +394,58 @@ def add_train_command(commands):
         "DATA [MODEL]",
         "the training file (or - for standard input), then the model file to write",
     )
-    add_data_option(train)
-    train.add_argument(
-        "--model",
-        "-f",
-        "--final_regressor",
-        dest="model_option",
-        metavar="MODEL",
-        help="the model file to write (instead of the positional MODEL; -f as VW); "
-        ".skops: skops format, else joblib",
-    )
-    train.add_argument(
-        "--initial-model",
-        "-i",
-        "--initial_regressor",
-        metavar="MODEL",
-        help="continue training this model (exactly as partial_fit would; -i as VW)",
-    )
-    train.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
-    train.add_argument(
-        "--task",
-        choices=["classify", "regress"],
-        default=None,
-        help="classification (default) or regression",
-    )
-    train.add_argument(
+    data = train.add_argument_group("input: the data, its format, columns and hashing")
+    add_data_option(data)
+    data.add_argument(
         "--format",
         choices=["auto", "libsvm", "csv", "vw", "parquet"],
         default="auto",
         help="auto (default): .csv and .tsv are CSV, .vw is VW text (also compressed: "
         ".csv.gz, .vw.zst), .parquet and .pq Parquet, anything else LIBSVM",
     )
-    train.add_argument(
-        "--classes",
-        metavar="A,B,...",
-        help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
-    )
-    train.add_argument(
+    data.add_argument(
         "--label-column", metavar="NAME", help="CSV, Parquet: the label column (required)"
     )
-    train.add_argument(
+    data.add_argument(
         "--weight-column",
         metavar="NAME",
         help="CSV, Parquet: sample weights (numbers >= 0), as partial_fit's sample_weight",
     )
-    train.add_argument(
+    data.add_argument(
         "--delimiter",
         metavar="C",
         type=delimiter,
         help="CSV: the character between fields, '\\t' for a tab (default: a tab in a "
         ".tsv file, else ','); test and predict read files as the model's were",
     )
-    add_column_names_option(train)
-    train.add_argument(
+    add_column_names_option(data)
+    data.add_argument(
         "--ignore", metavar="A,B,...", help="CSV, Parquet: columns not to use as features"
     )
-    train.add_argument(
+    data.add_argument(
         "--keep", metavar="A,B,...", help="CSV, Parquet: the only columns to use as features"
     )
-    train.add_argument(
+    data.add_argument(
         "--categorical",
         metavar="A,B,...",
         help="CSV, Parquet: columns whose values are categories even if they are numbers (codes)",
     )
-    train.add_argument(
+    data.add_argument(
         "--numeric",
         metavar="A,B,...",
         help="CSV, Parquet: columns of whole numbers read as numbers (counts, amounts); "
         "other columns of whole numbers are categories (ids, codes)",
     )
-    train.add_argument(
+    data.add_argument(
         "--hash-bits",
         "-b",
         "--bit_precision",
         metavar="B",
         type=hash_bits,
-        help="CSV, Parquet and VW text: hash features into 2**B columns, 1 to 30 (default 20); "
-        "LIBSVM: take indices modulo 2**B (-b as VW)",
+        help="CSV, Parquet, VW text: hash features into 2**B columns, 1 to 30 (default 20); "
+        "LIBSVM: take indices modulo 2**B",
     )
-    train.add_argument(
+    data.add_argument(
         "-q",
         "--quadratic",
         dest="interactions",
@@ -491,7 +455,7 @@ def add_train_command(commands):
         help="VW text: cross every feature of the namespaces starting with A with every "
         "feature of those starting with B, as VW's -q (repeatable)",
     )
-    train.add_argument(
+    data.add_argument(
         "--cubic",
         dest="interactions",
         action="append",
@@ -499,96 +463,103 @@ def add_train_command(commands):
         type=namespace_letters(3),
         help="VW text: cross the features of three namespaces, as VW's --cubic (repeatable)",
     )
-    train.add_argument(
+    data.add_argument(
         "--interactions",
         dest="interactions",
         action="append",
         metavar="AB...",
         type=namespace_letters(None),
-        help="VW text: cross the features of two or more namespaces, as VW's "
-        "--interactions (repeatable)",
+        help="VW text: cross the features of two or more namespaces (repeatable)",
     )
-    train.add_argument(
+    data.add_argument(
         "--n-features",
         metavar="N",
         type=positive_int,
         help="LIBSVM: the model's width (default: the training file's largest index); "
         "files with larger indices are refused",
     )
-    train.add_argument(
+    data.add_argument(
         "--zero-based",
         action="store_true",
         help="LIBSVM: indices start at 0 (default: from 1 unless the file has an index 0)",
     )
-    train.add_argument(
+    data.add_argument(
         "--drop-extra-features",
         action="store_true",
         help="LIBSVM: leave out feature indices beyond the width of the model (-i, "
         "--n-features) or of the --test file's model (default: an error naming the line)",
     )
-    train.add_argument(
+    data.add_argument(
         "--chunk-size",
         metavar="N",
         type=positive_int,
         default=10_000,
         help="rows per partial_fit call (default 10000)",
     )
-    train.add_argument(
-        "--passes",
-        metavar="N",
-        type=positive_int,
-        default=1,
-        help="passes over the file, in order (default 1)",
-    )
-    train.add_argument(
-        "--holdout-period",
-        "--holdout_period",
-        metavar="K",
-        type=holdout_period,
-        help="hold out every K-th row (K, 2K, ...; as vw --holdout_period), score it after "
-        "each pass, stop when its loss stops improving, keep the best pass's model",
-    )
-    train.add_argument(
-        "--holdout_off",
-        action="store_true",
-        help="as Vowpal Wabbit: hold out no row (the default here without --holdout-period)",
-    )
-    train.add_argument(
-        "--tol",
-        metavar="T",
-        type=float,
-        help="with --holdout-period: an improvement of the held-out loss smaller than T "
-        "does not count (default 1e-4, the estimator's tol)",
-    )
-    train.add_argument(
-        "--n-iter-no-change",
-        "--early_terminate",
-        metavar="N",
-        type=positive_int,
-        help="with --holdout-period: stop after N passes without improvement "
-        "(default 5, the estimator's n_iter_no_change; as vw --early_terminate)",
-    )
-    train.add_argument(
+    data.add_argument(
         "--no-cache",
         action="store_true",
         help="parse the text on every pass instead of caching the parsed chunks "
         "in a temporary file (about as large as the text)",
     )
-    train.add_argument(
+    data.add_argument(
+        "-c",
+        "--cache",
+        action="store_true",
+        help="accepted (VW's): the parsed chunks are always cached, unless --no-cache",
+    )
+    data.add_argument(
+        "-k",
+        "--kill_cache",
+        action="store_true",
+        help="accepted (VW's): the cache is a temporary file of this run, never an old one",
+    )
+
+    model = train.add_argument_group("model: the model file, task, classes and kind")
+    model.add_argument(
+        "--model",
+        "-f",
+        "--final_regressor",
+        dest="model_option",
+        metavar="MODEL",
+        help="the model file to write (instead of the positional MODEL); "
+        ".skops: skops format, else joblib",
+    )
+    model.add_argument(
+        "--initial-model",
+        "-i",
+        "--initial_regressor",
+        metavar="MODEL",
+        help="continue training this model (exactly as partial_fit would)",
+    )
+    model.add_argument(
+        "--save_resume",
+        action="store_true",
+        help="accepted (VW's): the model file always holds the whole state, which -i "
+        "continues exactly",
+    )
+    add_model_options(model)
+
+    learning = train.add_argument_group(
+        "learning: hyper-parameters (default: the estimator's), passes, holdout"
+    )
+    add_learning_options(learning)
+
+    output = train.add_argument_group("output: what the run prints")
+    output.add_argument("--test", metavar="DATA", help="labelled file to score at the end")
+    output.add_argument(
         "--quiet",
         action="store_true",
-        help="print only errors and the held-out scores (no progress display; "
-        "the display is shown only when stderr is a terminal)",
+        help="print only errors and the held-out scores (no progress display, which "
+        "is shown only when stderr is a terminal)",
     )
-    train.add_argument(
+    output.add_argument(
         "-t",
         "--testonly",
         action="store_true",
         help="refused: train learns; skftrl test scores a model and skftrl predict writes "
         "its predictions",
     )
-    add_hyper_parameters(train)
-    add_no_ops(train)
     train.set_defaults(run="_train:run")
 
 
@@ -602,9 +573,10 @@ def add_test_command(commands):
         "(and the mean Poisson deviance for a Poisson model).",
     )
     add_files(test, "DATA [MODEL]", "the labelled file (or - for standard input), then the model")
-    add_data_option(test)
-    add_model_option(test)
-    add_reading_options(test)
+    data = test.add_argument_group("input: the data and how to read it")
+    add_data_option(data)
+    add_reading_options(data)
+    add_model_option(test.add_argument_group("model"))
     test.set_defaults(run="_predict:run_test")
 
 
@@ -623,16 +595,19 @@ def add_predict_command(commands):
     add_files(
         predict, "DATA [MODEL]", "the file to predict (or - for standard input), then the model"
     )
-    add_data_option(predict)
-    add_model_option(predict)
-    predict.add_argument(
+    data = predict.add_argument_group("input: the data and how to read it")
+    add_data_option(data)
+    add_reading_options(data)
+    add_model_option(predict.add_argument_group("model"))
+    output = predict.add_argument_group("output: the predictions")
+    output.add_argument(
         "--output",
         "-p",
         "--predictions",
         metavar="FILE",
         help="write here (only if all succeeds) instead of stdout (-p as VW)",
     )
-    predict.add_argument(
+    output.add_argument(
         "--output-type",
         choices=["probability", "label", "raw"],
         help="probability (default for a classifier): as above; label: the predicted "
@@ -640,23 +615,22 @@ def add_predict_command(commands):
         "one a class for more than two, or the log of a Poisson mean); for a regressor, "
         "label (the default) is the prediction",
     )
-    predict.add_argument(
+    output.add_argument(
         "--link",
         choices=["identity", "logistic"],
         help="as Vowpal Wabbit: identity is --output-type raw, logistic is probability",
     )
-    predict.add_argument(
+    output.add_argument(
         "--binary",
         action="store_true",
         help="as Vowpal Wabbit: the predicted class (--output-type label)",
     )
-    predict.add_argument(
+    output.add_argument(
         "--id-column",
         metavar="NAME",
         help="CSV, Parquet: write this column's value at the end of each line (an id or tag); "
         "the column may be one the model was not trained on",
     )
-    add_reading_options(predict)
     predict.set_defaults(run="_predict:run_predict")
 
 
@@ -672,18 +646,19 @@ def add_inspect_command(commands):
         "strongest interactions <v_i, v_j> of the features it has learned.",
     )
     add_files(inspect, "[MODEL]", "the model file")
-    add_model_option(inspect)
-    inspect.add_argument(
+    add_model_option(inspect.add_argument_group("model"))
+    output = inspect.add_argument_group("output: what is listed")
+    output.add_argument(
         "--top",
         metavar="K",
         type=positive_int,
         default=20,
         help="weights (and interactions) to list (default 20)",
     )
-    inspect.add_argument(
+    output.add_argument(
         "--all", action="store_true", help="list every non-zero weight, by feature"
     )
-    inspect.add_argument(
+    output.add_argument(
         "--zero-based",
         action="store_true",
         help="LIBSVM indices start at 0 (for a model saved from Python, which does not "

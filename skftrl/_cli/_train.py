@@ -55,11 +55,14 @@ def run(args, out):
             trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=False)
         save(args, *trained, initial, report)
     # A first run's time is mostly compiling: said, so that it is not taken
-    # for the speed of the next runs.
+    # for the speed of the next runs. numba reports a compilation only when
+    # its cache had no code for it: each new kind of run (another format,
+    # model, loss, number of classes) compiles its own once.
     if compiling is not None and compiling.done:
         report.line(
-            f"numba compiled skftrl's code in {duration(compiling.duration)} of this run, "
-            "once: later runs load it from numba's cache"
+            f"numba compiled skftrl's code for this kind of run in "
+            f"{duration(compiling.duration)}: later runs of this kind load it from "
+            "numba's cache"
         )
     return 0
 
