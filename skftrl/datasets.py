@@ -258,8 +258,8 @@ _CLICK_COLUMNS = [
 ]
 CLICK_COLUMNS = ["click"] + [name for name, *_ in _CLICK_COLUMNS]
 CLICK_CROSS = ("banner_pos", "app_category")
-# Rows are made in blocks of this many, each from a random stream of its own,
-# so that the first rows of a table do not depend on its size.
+# Rows are made in blocks of this many, each from a random stream of its own:
+# a table of any size is made, and written, a block at a time.
 _CLICK_BLOCK = 65_536
 # Shifts the log-odds so that about 17% of the rows are clicks, as in Avazu's.
 _CLICK_BASE = -2.05
