@@ -107,9 +107,9 @@ zstandard package: pip install 'skftrl[readers]').
 
 One pass reads the data when the model's width and classes are known up
 front: from --n-features (or --hash-bits) and --classes, or from the model
-continued with -i. Otherwise a first pass over the file finds them (the
-classes, the width of LIBSVM data, the kind of each CSV column); a stream,
-which cannot be read twice, then needs those options. The parsed chunks are
+continued with -i. Otherwise a scan of the file, before the training
+passes, finds them (the classes, the width of LIBSVM data, the kind of each
+CSV column); a stream, which cannot be read twice, then needs those options. The parsed chunks are
 kept in a binary cache (a temporary file) so that the text is parsed once,
 whatever --passes is.
 
@@ -128,8 +128,8 @@ codes), and every column named by --categorical, is categorical:
 "column=value" is hashed to a feature of value 1. Hashing is
 skftrl.preprocessing.ColumnHasher's (the columns of sklearn's FeatureHasher)
 into 2**--hash-bits features; pyarrow, where installed, parses the text.
-Whether a column's numbers are whole is its first chunk's. Without a first
-pass (regression, or --classes), the kinds are those of the first chunk's
+Whether a column's numbers are whole is its first chunk's. Without a scan
+(regression, or --classes), the kinds are those of the first chunk's
 values.
 
 Parquet (needs pyarrow): the columns' types say which hold numbers (floating
@@ -412,7 +412,7 @@ def add_train_command(commands):
     """``skftrl train``."""
     train = commands.add_parser(
         "train",
-        help="train a model on a LIBSVM or CSV file, streamed",
+        help="train a model on a LIBSVM, CSV, Parquet or VW text file, streamed",
         description=TRAIN_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -455,7 +455,7 @@ def add_train_command(commands):
     train.add_argument(
         "--classes",
         metavar="A,B,...",
-        help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
+        help="the classes, comma-separated (e.g. -1,1): no scan of the file needed to find them",
     )
     train.add_argument(
         "--label-column", metavar="NAME", help="CSV, Parquet: the label column (required)"
