@@ -13,14 +13,17 @@ others (a pipe, ``head``) in a shell, where ``skftrl`` is this checkout's.
 """
 
 import contextlib
+import csv
 import io
 import os
 import re
 import shlex
 import subprocess
 import sys
+from importlib.resources import files
 
 from skftrl._cli import main
+from skftrl.datasets import make_click_table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI_DOCS = os.path.join(ROOT, "docs", "cli.rst")
@@ -143,3 +146,32 @@ def test_every_command_of_the_tutorial_runs_and_prints_what_the_docs_show(tmp_pa
         code, output = run_step(command, directory, str(bin_directory))
         assert code == 0, f"$ {command}\n{output}"
         assert missing_lines(shown, output) == [], f"$ {command}\n{output}"
+
+
+def test_data_writes_the_shipped_a9a_and_the_click_tables_of_a_fixed_seed(tmp_path):
+    code, output = run_step("skftrl data out", tmp_path, "")
+    assert code == 0, output
+    shipped = files("skftrl") / "_data"
+    for source, name in [("a9a.gz", "a9a.train.svm.gz"), ("a9a.t.gz", "a9a.test.svm.gz")]:
+        assert (tmp_path / "out" / name).read_bytes() == (shipped / source).read_bytes()
+    for name, n_rows, seed in [("clicks_train.csv", 20_000, 0), ("clicks_test.csv", 5_000, 1)]:
+        with open(tmp_path / "out" / name, newline="") as file:
+            rows = list(csv.reader(file))
+        table = make_click_table(n_rows, random_state=seed, as_frame=False)
+        assert rows[0] == list(table)
+        assert rows[1:] == [list(map(str, row)) for row in zip(*table.values())]
+    with open(tmp_path / "out" / "clicks_test.vw") as file:
+        first = file.readline().rstrip("\n").split(" |")
+    table = make_click_table(5_000, random_state=1, as_frame=False)
+    assert first[0] == ("1" if table["click"][0] == 1 else "-1")
+    assert first[1:] == [f"{name} {table[name][0]}" for name in list(table)[1:]]
+
+
+def test_data_into_a_path_that_is_a_file_is_an_error(tmp_path):
+    (tmp_path / "out").write_text("a file")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["data", str(tmp_path / "out")], out=out)
+    assert code == 1
+    assert err.getvalue().startswith("skftrl: error: ")
+    assert (tmp_path / "out").read_text() == "a file"
