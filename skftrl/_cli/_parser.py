@@ -397,8 +397,8 @@ def add_data_command(commands):
     data = commands.add_parser(
         "data",
         help="write example files to try the commands on (a9a, click tables)",
-        description="Write example files into DIRECTORY (made if needed, files in it "
-        "replaced): a9a.train.svm.gz and a9a.test.svm.gz, the a9a data shipped with "
+        description="Write example files into DIRECTORY (made if needed; files of the same names "
+        "are replaced): a9a.train.svm.gz and a9a.test.svm.gz, the a9a data shipped with "
         "skftrl (LIBSVM); clicks_train.csv and clicks_test.csv, synthetic ad clicks "
         "with the columns of Avazu's click log (skftrl.datasets.write_click_table, "
         "fixed seeds: the same files on every run); and clicks_train.vw and "
