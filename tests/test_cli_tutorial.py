@@ -1,10 +1,11 @@
 """The command-line tutorial of docs/cli.rst, run as a reader runs it.
 
 The tutorial's blocks are the ``.. code-block:: console`` blocks marked
-``:class: cli-tutorial``. Each ``$`` line is a command, the lines under it
-the output the docs show. The commands run in order in one empty directory
-(``skftrl data data`` writes the files the others read): each must exit 0,
-and each line shown must appear in its real output, in the order shown. A
+``:class: cli-tutorial``. Each ``$`` line is a command (continued on the
+next line when it ends with a backslash), the lines under it the output
+the docs show. The commands run in order in one empty directory (``skftrl
+data data`` writes the files the others read): each must exit 0, and each
+line shown must appear in its real output, in the order shown. A
 line with ``...`` matches a line of the output where ``...`` stands for any
 text; a line that is only ``...`` stands for lines left out.
 
@@ -58,11 +59,15 @@ def tutorial_steps(text):
     steps = []
     for block in tutorial_blocks(text):
         assert block[0].startswith("$ "), block[0]
+        continued = False
         for line in block:
-            if line.startswith("$ "):
+            if continued:  # the command goes on from a line that ends with a backslash
+                steps[-1] = (steps[-1][0][:-1] + line.strip(), [])
+            elif line.startswith("$ "):
                 steps.append((line[2:], []))
             else:
                 steps[-1][1].append(line)
+            continued = not steps[-1][1] and steps[-1][0].endswith("\\")
     return steps
 
 
