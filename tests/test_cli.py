@@ -1321,7 +1321,7 @@ def test_a_stream_without_the_classes_is_refused_before_reading(tmp_path):
     assert result.returncode == 2
     assert result.stderr.decode() == (
         "skftrl: error: - is not a regular file and cannot be read twice: give "
-        "--classes A,B,... so that one pass suffices (or continue a model with -i)\n"
+        "--classes A,B,... so that no scan of the file is needed (or continue a model with -i)\n"
     )
     assert os.listdir(tmp_path) == []
 
