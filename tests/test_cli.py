@@ -552,7 +552,7 @@ def test_a_binary_csv_is_learned_in_one_pass_unless_a_row_contradicts_its_first_
     options = "--label-column clicked --hash-bits 12 --chunk-size 500".split()
     result = run_here("train", train, *options, "--model", model_path)
     assert f"reading {train} in one pass, as its first rows show it" in result.stdout
-    again = f"clicks.csv:1202: .*; reading {re.escape(str(train))} again, after a first pass"
+    again = f"clicks.csv:1202: .*; reading {re.escape(str(train))} again, after a scan of the file"
     assert bool(re.search(again, result.stdout)) == (contradiction is not None)
     assert ("scanned" in result.stdout) == (contradiction in ("label", "word"))
     if contradiction == "error":
@@ -1321,7 +1321,7 @@ def test_a_stream_without_the_classes_is_refused_before_reading(tmp_path):
     assert result.returncode == 2
     assert result.stderr.decode() == (
         "skftrl: error: - is not a regular file and cannot be read twice: give "
-        "--classes A,B,... so that one pass suffices (or continue a model with -i)\n"
+        "--classes A,B,... so that no scan of the file is needed (or continue a model with -i)\n"
     )
     assert os.listdir(tmp_path) == []
 

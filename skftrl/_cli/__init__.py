@@ -1,4 +1,4 @@
-"""The ``skftrl`` command line: ``demo``, ``train``, ``test``, ``predict`` and ``inspect``.
+"""The ``skftrl`` command line: ``demo``, ``data``, ``train``, ``test``, ``predict``, ``inspect``.
 
 Bad input ends with one line on stderr, ``skftrl: error: <file>:<line>:
 <what>``, and exit code 1; bad options with exit code 2, as argparse does.
@@ -10,9 +10,9 @@ The modules, in the order a run uses them:
   read into them (positional files, Vowpal Wabbit's options);
 - :mod:`._reading`: a LIBSVM training file parsed (and scanned) in threads
   from the start, while scikit-learn is imported;
-- one module a command: :mod:`._demo`, :mod:`._train` (with the input it
-  reads in :mod:`._input`, its passes in :mod:`._passes` and the holdout in
-  :mod:`._holdout`), :mod:`._predict` (``test`` and ``predict``) and
+- one module a command: :mod:`._demo`, :mod:`._data`, :mod:`._train` (with
+  the input it reads in :mod:`._input`, its passes in :mod:`._passes` and the
+  holdout in :mod:`._holdout`), :mod:`._predict` (``test`` and ``predict``) and
   :mod:`._inspect`, each imported only when its command runs;
 - :mod:`._estimators`: the estimators as the commands make and use them;
 - :mod:`._model_files`: saving and loading model files;

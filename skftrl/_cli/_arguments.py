@@ -82,7 +82,7 @@ def resolve_files(args):
     them instead (``-d``, ``--model``/``-f``/``-i``); a UsageError names what
     is missing or given twice. Also checks Vowpal Wabbit's options that do not
     apply here."""
-    if args.command == "demo":
+    if args.command in ("demo", "data"):
         return args
     files = list(args.files)
     role = "the model file to write" if args.command == "train" else "the model file"

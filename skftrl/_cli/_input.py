@@ -617,14 +617,14 @@ def scan_progress(args):
 
 
 def stream_error(args, width_missing):
-    """The error of a stream that would need a first pass."""
+    """The error of a stream that would need a scan of the file."""
     what = ["--n-features N (or --hash-bits B)"] if width_missing else []
     if args.task == "classify":
         what.append("--classes A,B,...")
     return UsageError(
         f"{args.data} is not a regular file and cannot be read twice: give "
         + " and ".join(what)
-        + " so that one pass suffices (or continue a model with -i)"
+        + " so that no scan of the file is needed (or continue a model with -i)"
     )
 
 

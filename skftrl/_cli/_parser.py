@@ -104,7 +104,7 @@ MODEL. DATA is a path or - (standard input); plain text or gzip, bz2, xz or
 zstd compressed (zstd needs: pip install 'skftrl[readers]').
 
 The file is read once when the model's width and classes are known up front
-(--n-features or --hash-bits, and --classes; or -i); otherwise a first scan
+(--n-features or --hash-bits, and --classes; or -i); otherwise a scan of the file
 finds them, which a stream cannot give. The parsed chunks are cached in a
 temporary file, so the text is parsed once whatever --passes is.
 
@@ -164,7 +164,7 @@ def add_model_options(group):
     group.add_argument(
         "--classes",
         metavar="A,B,...",
-        help="the classes, comma-separated (e.g. -1,1): no first pass needed to find them",
+        help="the classes, comma-separated (e.g. -1,1): no scan of the file needed to find them",
     )
     group.add_argument(
         "--loss",
@@ -344,12 +344,14 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="skftrl",
         description="FTRL-Proximal online learning for scikit-learn: train, test, predict "
-        "and inspect models on LIBSVM and CSV files. Without a command, runs the demo.",
+        "and inspect models on LIBSVM, CSV, Parquet and Vowpal Wabbit text files. "
+        "Without a command, runs the demo; skftrl data DIR writes example files.",
     )
     parser.add_argument("--version", action="version", version=f"skftrl {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     add_demo_command(commands)
+    add_data_command(commands)
     add_train_command(commands)
     add_test_command(commands)
     add_predict_command(commands)
@@ -379,6 +381,22 @@ def add_demo_command(commands):
         help="rows per partial_fit call (default 1000)",
     )
     demo.set_defaults(run="_demo:run")
+
+
+def add_data_command(commands):
+    """``skftrl data``."""
+    data = commands.add_parser(
+        "data",
+        help="write example files to try the commands on (a9a, click tables)",
+        description="Write example files into DIRECTORY (made if needed; files of the same names "
+        "are replaced): a9a.train.svm.gz and a9a.test.svm.gz, the a9a data shipped with "
+        "skftrl (LIBSVM); clicks_train.csv and clicks_test.csv, synthetic ad clicks "
+        "with the columns of Avazu's click log (skftrl.datasets.write_click_table, "
+        "fixed seeds: the same files on every run); and clicks_train.vw and "
+        "clicks_test.vw, the same rows as Vowpal Wabbit text, each column a namespace.",
+    )
+    data.add_argument("directory", metavar="DIRECTORY", help="where to write the files")
+    data.set_defaults(run="_data:run")
 
 
 def add_train_command(commands):

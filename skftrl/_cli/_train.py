@@ -7,7 +7,7 @@ from the text or the cache (:mod:`._passes`), with the held-out rows set
 aside by the holdout (:mod:`._holdout`); the passes are reported; the model
 file is written only if all of it succeeds (:mod:`._model_files`). A run
 whose classes were guessed from the first chunk and that a later row
-contradicts starts over, with a first pass (see :mod:`._input`).
+contradicts starts over, with a scan of the file (see :mod:`._input`).
 """
 
 import contextlib
@@ -50,7 +50,9 @@ def run(args, out):
         try:
             trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=True)
         except GuessContradicted as contradicted:
-            report.line(f"{contradicted.error}; reading {args.data} again, after a first pass")
+            report.line(
+                f"{contradicted.error}; reading {args.data} again, after a scan of the file"
+            )
             estimator = make_estimator(args, initial)
             trained = train(args, data_kind, initial, initial_spec, estimator, report, guess=False)
         save(args, *trained, initial, report)
