@@ -30,7 +30,7 @@ def joined_negative_lists(argv):
 # what to write instead (the documentation's table of VW's options).
 VW_EQUIVALENTS = {
     "--oaa": "skftrl's classifier is multinomial: give the classes, --classes 1,2,...,K "
-    "(or let the first pass find them)",
+    "(or let a scan of the file find them)",
     "--rank": "--factors K trains a factorization machine of every pair of features",
     "--lrq": "--factors K trains a factorization machine of every pair of features",
     "--readable_model": "skftrl inspect MODEL --all > FILE lists every non-zero weight "
