@@ -433,8 +433,12 @@ def constants(parameters):
     )
 
 
-def weights(z, root_n, constants):
+def weights(z, root_n, constants, saturate=True):
     """:func:`weight` elementwise, given ``root_n = rate_root(n)``, which the update reuses.
+
+    ``saturate=False`` leaves out the clip to the largest float, which acts
+    only on infinite weights: a pass that checks for them afterwards (see
+    :func:`update_coordinates`) skips its cost.
 
     The denominator is built negated, so that one division gives
     ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
@@ -450,7 +454,7 @@ def weights(z, root_n, constants):
         np.minimum(shrunk, constants.upper, out=shrunk)
         z = np.subtract(z, shrunk, out=shrunk)
     result = np.divide(z, negated_denominator, out=negated_denominator)
-    return clip_gradient(result, LARGEST)
+    return clip_gradient(result, LARGEST) if saturate else result
 
 
 def z_of_weights(weights, n, learning_rate, beta, l1, l2, learning_rate_power):
@@ -469,7 +473,17 @@ def z_of_weights(weights, n, learning_rate, beta, l1, l2, learning_rate_power):
 
 
 def update_coordinates(
-    z, n, root_n, weights, gradient, squared, constants, smallest_n, largest, guard=True
+    z,
+    n,
+    root_n,
+    weights,
+    gradient,
+    squared,
+    constants,
+    smallest_n,
+    largest,
+    guard=True,
+    saturate=True,
 ):
     """:func:`step` elementwise; returns the new ``(z, n)``.
 
@@ -480,6 +494,12 @@ def update_coordinates(
     allocations. ``guard=False`` promises that every ``learning_rate *
     |gradient|`` is at least 1e-300, and every ``|gradient|`` at least 1e-150,
     so that the denominator is above ``TINY`` without the guard.
+
+    ``saturate=False`` (a float64 state only) leaves out the clips of sigma
+    and z to the largest float: they act only where sigma or the new z is
+    infinite, and then the unclipped new z is inf or NaN (as it stays through
+    later steps), so a pass that finds its new z finite has the bits of the
+    clipped steps; one that does not repeats its rows with them.
     """
     n += squared
     rate = constants.rate
@@ -494,11 +514,13 @@ def update_coordinates(
         sigma_times_weights = rate_root(n, constants.learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
-    np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
+    if saturate:
+        np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
     sigma_times_weights *= weights
     z += gradient
     z -= sigma_times_weights
-    clip_gradient(z, largest)
+    if saturate:
+        clip_gradient(z, largest)
     if largest < LARGEST:  # a float32 state: n too (a float64 n cannot overflow)
         np.minimum(n, largest, out=n)
     # One reduction per call in the float32 case; the mask only when needed.
