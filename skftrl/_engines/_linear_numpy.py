@@ -135,7 +135,13 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                     if single_output:
                         root_n_intercept = rate_root_scalar(intercept_n[0], power)
                         w_intercept = weight(
-                            intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0
+                            intercept_z[0],
+                            root_n_intercept,
+                            learning_rate,
+                            beta,
+                            0.0,
+                            0.0,
+                            saturate,
                         )
                         # np.dot costs less than the @ operator on a few values.
                         margin = float(np.dot(values, w_row)) + w_intercept
@@ -205,6 +211,7 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                             power,
                             0.0,  # the intercept's state is float64
                             LARGEST,
+                            saturate,
                         )
                     else:
                         step_intercepts_by_derivatives(
@@ -216,7 +223,10 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                             bound,
                             parameters,
                         )
-                if saturate or np.isfinite(z_by_feature[block_columns]).all():
+                if saturate or (
+                    np.isfinite(z_by_feature[block_columns]).all()
+                    and all(map(math.isfinite, intercept_z))
+                ):
                     break
                 z_by_feature[block_columns], n_by_feature[block_columns] = saved[:2]
                 intercept_z[:], intercept_n[:] = saved[2:]

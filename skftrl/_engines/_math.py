@@ -213,14 +213,15 @@ def rate_root_scalar(n, learning_rate_power):
     return n**-learning_rate_power
 
 
-def weight(z, root_n, learning_rate, beta, l1, l2):
+def weight(z, root_n, learning_rate, beta, l1, l2, saturate=True):
     """The closed-form FTRL-Proximal weight of one coordinate, given
     ``root_n = rate_root(n)``:
 
     ``w = 0`` where ``|z| <= l1``, else
     ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``,
     clipped to the largest float (a denominator near 0, with a learning rate
-    near the largest float, would give inf).
+    near the largest float, would give inf) unless ``saturate`` is False (see
+    :func:`update_coordinates`).
     """
     denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
@@ -233,6 +234,8 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
         z = z - min(max(z, -l1), l1)
+    if not saturate:
+        return -(z / denominator)
     return clip(-(z / denominator), LARGEST)
 
 
@@ -247,6 +250,7 @@ def step(
     learning_rate_power,
     smallest_n,
     largest,
+    saturate=True,
 ):
     """The FTRL-Proximal step of one coordinate; returns the new ``(z, n)``.
 
@@ -257,7 +261,8 @@ def step(
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
     A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`),
     and the new ``z`` and ``n`` at most ``largest`` in magnitude
-    (:func:`largest_stored`).
+    (:func:`largest_stored`), unless ``saturate`` is False (a float64
+    coordinate: see :func:`update_coordinates`).
     """
     new_n = n + squared
     if learning_rate_power is None:
@@ -268,9 +273,13 @@ def step(
         sigma = (new_n**-learning_rate_power - root_n) / learning_rate
     # A learning rate near 0 can make sigma overflow where the weight is 0,
     # and inf * 0 is NaN: clipped, sigma * 0 stays 0.
-    new_z = z + gradient - min(sigma, LARGEST) * weight
+    if saturate:
+        sigma = min(sigma, LARGEST)
+    new_z = z + gradient - sigma * weight
     if squared > 0 and new_n < smallest_n:
         new_n = smallest_n
+    if not saturate:
+        return new_z, new_n
     return clip(new_z, largest), min(new_n, largest)
 
 
