@@ -94,6 +94,9 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
     fit_intercept = parameters.fit_intercept
     intercept_z, intercept_n = z_intercept.tolist(), n_intercept.tolist()
     block_size = rows_per_block(X)
+    # The linear model's float64 state: its blocks of rows are learned first
+    # without the clips, checked, and learned again with them if needed.
+    unclipped = float64_state and interactions is None
     # A gradient d * x beyond float64 becomes inf and is then clipped to
     # the bound, and a margin whose sum overflows (to inf, or inf - inf = NaN)
     # is recomputed: those are expected, so they do not warn.
@@ -106,100 +109,129 @@ def learn(state, parameters, X, targets, sample_weight, rows, undo=None, interac
                 # starts: one gather costs far less than a record call per row.
                 undo.record(block_columns)
             row_bounds = [0, *np.cumsum(row_lengths).tolist()]
-            for i, row in enumerate(block_rows.tolist()):
-                position = block_start + i
-                start, end = row_bounds[i], row_bounds[i + 1]
-                columns, values = block_columns[start:end], block_values[start:end]
-                if float64_state:  # gather(), without its call and check
-                    z_row, n_row = z_by_feature[columns], n_by_feature[columns]
-                else:
-                    z_row, n_row = gather(z_by_feature, columns), gather(n_by_feature, columns)
-                root_n_row = np.sqrt(n_row) if power is None else rate_root(n_row, power)
-                w_row = weights(z_row, root_n_row, rates)
-
-                if single_output:
-                    root_n_intercept = rate_root_scalar(intercept_n[0], power)
-                    w_intercept = weight(
-                        intercept_z[0], root_n_intercept, learning_rate, beta, 0.0, 0.0
-                    )
-                    # np.dot costs less than the @ operator on a few values.
-                    margin = float(np.dot(values, w_row)) + w_intercept
-                    if not math.isfinite(margin):
-                        margin = rescaled_margin(values, w_row, w_intercept)
-                    single_margins.append(margin)
-                    derivative = weights_list[row] * scalar_derivative(
-                        margin, targets_list[row], epsilon
-                    )
-                    if not bounded and abs(derivative) > LARGEST:
-                        derivative = math.copysign(LARGEST, derivative)
-                    if float_factor:
-                        gradient = values * derivative
-                    else:
-                        gradient = np.multiply(values, derivative, dtype=FLOAT64)
-                    largest_derivative = smallest_derivative = abs(derivative)
-                else:
-                    w_intercept, root_n_intercept = intercept_weights(
-                        intercept_z, intercept_n, parameters
-                    )
-                    margin = margins[position : position + 1]  # a view, shape (1, K)
-                    np.add(values @ w_row, w_intercept, out=margin[0])
-                    if not np.isfinite(margin).all():
-                        margin[0] = [
-                            rescaled_margin(values, w_row[:, k], w_intercept[k])
-                            for k in range(n_outputs)
-                        ]
-                    if interactions is not None:
-                        margin[0] += interactions.row_margins(columns, values)
-                    derivative = (
-                        sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
-                    )
-                    derivatives = derivative.tolist()
-                    gradient = values[:, None] * derivative
-                    largest_derivative = max(map(abs, derivatives))
-                    smallest_derivative = min(map(abs, derivatives))
-                # Clipping only when some |value * derivative| may exceed the bound.
-                if largest_derivative * largest_value > bound:
-                    clip_gradient(gradient, bound)
-                if interactions is not None:
-                    interactions.step(gradient)
-                z_by_feature[columns], n_by_feature[columns] = update_coordinates(
-                    z_row,
-                    n_row,
-                    root_n_row,
-                    w_row,
-                    gradient,
-                    gradient * gradient,
-                    rates,
-                    smallest_n,
-                    largest,
-                    guard=not smallest_derivative * smallest_value > unguarded_gradient,
+            # A float64 state's steps first without their clips to the largest
+            # float; the rows again with them where a new z is not finite, which
+            # only a clip acting makes (see update_coordinates).
+            saturate = not unclipped
+            if unclipped:
+                saved = (
+                    z_by_feature[block_columns],
+                    n_by_feature[block_columns],
+                    list(intercept_z),
+                    list(intercept_n),
                 )
-                if not fit_intercept:
-                    continue
-                if single_output:
-                    clipped = derivative if bounded else clip(derivative, bound)
-                    intercept_z[0], intercept_n[0] = step(
-                        intercept_z[0],
-                        intercept_n[0],
-                        root_n_intercept,
-                        w_intercept,
-                        clipped,
-                        clipped * clipped,
-                        learning_rate,
-                        power,
-                        0.0,  # the intercept's state is float64
-                        LARGEST,
+            while True:
+                for i, row in enumerate(block_rows.tolist()):
+                    position = block_start + i
+                    start, end = row_bounds[i], row_bounds[i + 1]
+                    columns, values = block_columns[start:end], block_values[start:end]
+                    if float64_state:  # gather(), without its call and check
+                        z_row, n_row = z_by_feature[columns], n_by_feature[columns]
+                    else:
+                        z_row, n_row = gather(z_by_feature, columns), gather(n_by_feature, columns)
+                    root_n_row = np.sqrt(n_row) if power is None else rate_root(n_row, power)
+                    w_row = weights(z_row, root_n_row, rates, saturate)
+
+                    if single_output:
+                        root_n_intercept = rate_root_scalar(intercept_n[0], power)
+                        w_intercept = weight(
+                            intercept_z[0],
+                            root_n_intercept,
+                            learning_rate,
+                            beta,
+                            0.0,
+                            0.0,
+                            saturate,
+                        )
+                        # np.dot costs less than the @ operator on a few values.
+                        margin = float(np.dot(values, w_row)) + w_intercept
+                        if not math.isfinite(margin):
+                            margin = rescaled_margin(values, w_row, w_intercept)
+                        single_margins.append(margin)
+                        derivative = weights_list[row] * scalar_derivative(
+                            margin, targets_list[row], epsilon
+                        )
+                        if not bounded and abs(derivative) > LARGEST:
+                            derivative = math.copysign(LARGEST, derivative)
+                        if float_factor:
+                            gradient = values * derivative
+                        else:
+                            gradient = np.multiply(values, derivative, dtype=FLOAT64)
+                        largest_derivative = smallest_derivative = abs(derivative)
+                    else:
+                        w_intercept, root_n_intercept = intercept_weights(
+                            intercept_z, intercept_n, parameters
+                        )
+                        margin = margins[position : position + 1]  # a view, shape (1, K)
+                        np.add(values @ w_row, w_intercept, out=margin[0])
+                        if not np.isfinite(margin).all():
+                            margin[0] = [
+                                rescaled_margin(values, w_row[:, k], w_intercept[k])
+                                for k in range(n_outputs)
+                            ]
+                        if interactions is not None:
+                            margin[0] += interactions.row_margins(columns, values)
+                        derivative = (
+                            sample_weight[row] * loss.derivative(margin, targets[row : row + 1])[0]
+                        )
+                        derivatives = derivative.tolist()
+                        gradient = values[:, None] * derivative
+                        largest_derivative = max(map(abs, derivatives))
+                        smallest_derivative = min(map(abs, derivatives))
+                    # Clipping only when some |value * derivative| may exceed the bound.
+                    if largest_derivative * largest_value > bound:
+                        clip_gradient(gradient, bound)
+                    if interactions is not None:
+                        interactions.step(gradient)
+                    z_by_feature[columns], n_by_feature[columns] = update_coordinates(
+                        z_row,
+                        n_row,
+                        root_n_row,
+                        w_row,
+                        gradient,
+                        gradient * gradient,
+                        rates,
+                        smallest_n,
+                        largest,
+                        guard=not smallest_derivative * smallest_value > unguarded_gradient,
+                        saturate=saturate,
                     )
-                else:
-                    step_intercepts_by_derivatives(
-                        intercept_z,
-                        intercept_n,
-                        root_n_intercept,
-                        w_intercept,
-                        derivatives,
-                        bound,
-                        parameters,
-                    )
+                    if not fit_intercept:
+                        continue
+                    if single_output:
+                        clipped = derivative if bounded else clip(derivative, bound)
+                        intercept_z[0], intercept_n[0] = step(
+                            intercept_z[0],
+                            intercept_n[0],
+                            root_n_intercept,
+                            w_intercept,
+                            clipped,
+                            clipped * clipped,
+                            learning_rate,
+                            power,
+                            0.0,  # the intercept's state is float64
+                            LARGEST,
+                            saturate,
+                        )
+                    else:
+                        step_intercepts_by_derivatives(
+                            intercept_z,
+                            intercept_n,
+                            root_n_intercept,
+                            w_intercept,
+                            derivatives,
+                            bound,
+                            parameters,
+                        )
+                if saturate or (
+                    np.isfinite(z_by_feature[block_columns]).all()
+                    and all(map(math.isfinite, intercept_z))
+                ):
+                    break
+                z_by_feature[block_columns], n_by_feature[block_columns] = saved[:2]
+                intercept_z[:], intercept_n[:] = saved[2:]
+                del single_margins[block_start:]
+                saturate = True
     z_intercept[:], n_intercept[:] = intercept_z, intercept_n
     if single_output:
         margins[:, 0] = single_margins

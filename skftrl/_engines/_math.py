@@ -213,14 +213,15 @@ def rate_root_scalar(n, learning_rate_power):
     return n**-learning_rate_power
 
 
-def weight(z, root_n, learning_rate, beta, l1, l2):
+def weight(z, root_n, learning_rate, beta, l1, l2, saturate=True):
     """The closed-form FTRL-Proximal weight of one coordinate, given
     ``root_n = rate_root(n)``:
 
     ``w = 0`` where ``|z| <= l1``, else
     ``w = -(z - sign(z) l1) / ((beta + root_n) / learning_rate + l2)``,
     clipped to the largest float (a denominator near 0, with a learning rate
-    near the largest float, would give inf).
+    near the largest float, would give inf) unless ``saturate`` is False (see
+    :func:`update_coordinates`).
     """
     denominator = root_n / learning_rate
     denominator += beta / learning_rate + l2
@@ -233,6 +234,8 @@ def weight(z, root_n, learning_rate, beta, l1, l2):
     if l1 > 0:
         # z - clip(z, -l1, l1) is exactly sign(z) * max(|z| - l1, 0).
         z = z - min(max(z, -l1), l1)
+    if not saturate:
+        return -(z / denominator)
     return clip(-(z / denominator), LARGEST)
 
 
@@ -247,6 +250,7 @@ def step(
     learning_rate_power,
     smallest_n,
     largest,
+    saturate=True,
 ):
     """The FTRL-Proximal step of one coordinate; returns the new ``(z, n)``.
 
@@ -257,7 +261,8 @@ def step(
     ``learning_rate_power``, as ``(rate_root(n + Q) - rate_root(n)) / alpha``.
     A new positive ``n`` is at least ``smallest_n`` (:func:`smallest_stored_n`),
     and the new ``z`` and ``n`` at most ``largest`` in magnitude
-    (:func:`largest_stored`).
+    (:func:`largest_stored`), unless ``saturate`` is False (a float64
+    coordinate: see :func:`update_coordinates`).
     """
     new_n = n + squared
     if learning_rate_power is None:
@@ -268,9 +273,13 @@ def step(
         sigma = (new_n**-learning_rate_power - root_n) / learning_rate
     # A learning rate near 0 can make sigma overflow where the weight is 0,
     # and inf * 0 is NaN: clipped, sigma * 0 stays 0.
-    new_z = z + gradient - min(sigma, LARGEST) * weight
+    if saturate:
+        sigma = min(sigma, LARGEST)
+    new_z = z + gradient - sigma * weight
     if squared > 0 and new_n < smallest_n:
         new_n = smallest_n
+    if not saturate:
+        return new_z, new_n
     return clip(new_z, largest), min(new_n, largest)
 
 
@@ -433,8 +442,12 @@ def constants(parameters):
     )
 
 
-def weights(z, root_n, constants):
+def weights(z, root_n, constants, saturate=True):
     """:func:`weight` elementwise, given ``root_n = rate_root(n)``, which the update reuses.
+
+    ``saturate=False`` leaves out the clip to the largest float, which acts
+    only on infinite weights: a pass that checks for them afterwards (see
+    :func:`update_coordinates`) skips its cost.
 
     The denominator is built negated, so that one division gives
     ``-(z / denominator)``: IEEE rounding is symmetric, so every step is the
@@ -450,7 +463,7 @@ def weights(z, root_n, constants):
         np.minimum(shrunk, constants.upper, out=shrunk)
         z = np.subtract(z, shrunk, out=shrunk)
     result = np.divide(z, negated_denominator, out=negated_denominator)
-    return clip_gradient(result, LARGEST)
+    return clip_gradient(result, LARGEST) if saturate else result
 
 
 # How far (in steps between adjacent floats) a starting z is searched around
@@ -509,7 +522,17 @@ def nearest_z(z, coef, root_n, rates):
 
 
 def update_coordinates(
-    z, n, root_n, weights, gradient, squared, constants, smallest_n, largest, guard=True
+    z,
+    n,
+    root_n,
+    weights,
+    gradient,
+    squared,
+    constants,
+    smallest_n,
+    largest,
+    guard=True,
+    saturate=True,
 ):
     """:func:`step` elementwise; returns the new ``(z, n)``.
 
@@ -520,6 +543,12 @@ def update_coordinates(
     allocations. ``guard=False`` promises that every ``learning_rate *
     |gradient|`` is at least 1e-300, and every ``|gradient|`` at least 1e-150,
     so that the denominator is above ``TINY`` without the guard.
+
+    ``saturate=False`` (a float64 state only) leaves out the clips of sigma
+    and z to the largest float: they act only where sigma or the new z is
+    infinite, and then the unclipped new z is inf or NaN (as it stays through
+    later steps), so a pass that finds its new z finite has the bits of the
+    clipped steps; one that does not repeats its rows with them.
     """
     n += squared
     rate = constants.rate
@@ -534,11 +563,13 @@ def update_coordinates(
         sigma_times_weights = rate_root(n, constants.learning_rate_power)
         sigma_times_weights -= root_n
         sigma_times_weights /= rate
-    np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
+    if saturate:
+        np.minimum(sigma_times_weights, LARGEST, out=sigma_times_weights)  # see step()
     sigma_times_weights *= weights
     z += gradient
     z -= sigma_times_weights
-    clip_gradient(z, largest)
+    if saturate:
+        clip_gradient(z, largest)
     if largest < LARGEST:  # a float32 state: n too (a float64 n cannot overflow)
         np.minimum(n, largest, out=n)
     # One reduction per call in the float32 case; the mask only when needed.
