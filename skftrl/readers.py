@@ -20,8 +20,15 @@ Read more in the :ref:`User Guide <readers>`.
 import contextlib
 from numbers import Integral
 
-from ._readers._csv import csv_chunks, first_chunk_kinds, first_chunk_labels, open_csv_input
+from ._readers._csv import (
+    NUMERIC,
+    csv_chunks,
+    first_chunk_kinds,
+    first_chunk_labels,
+    open_csv_input,
+)
 from ._readers._csv_values import PYTHON_CATEGORICAL_HINT
+from ._readers._hashing import warn_large_values
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
 from ._readers._sources import DataError, default_delimiter, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
@@ -226,6 +233,7 @@ def iter_csv(
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
+    numeric = [] if hasher.numeric is None else list(hasher.numeric)
     if delimiter is None:
         delimiter = default_delimiter(source)
     if column_names is not None:
@@ -238,9 +246,13 @@ def iter_csv(
             if column is not None:
                 csv_input.position(column, role)
         features = feature_columns(csv_input.path, header, label_column, weight_column, columns)
+        # The kinds as the command line finds them: whole numbers are categories
+        # unless the hasher names them numeric.
         kinds, rows = first_chunk_kinds(
-            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical
+            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical, numeric
         )
+        # A numeric column holds numbers: a value that is not one is an error at its line.
+        kinds = {name: NUMERIC if name in numeric else kind for name, kind in kinds.items()}
         numeric_labels = True
         if label_column is not None:
             first_labels, rows = first_chunk_labels(csv_input, rows, label_column)
@@ -255,8 +267,22 @@ def iter_csv(
             delimiter,
         )
         labels = label_column is not None
+        numeric_columns = {name for name, kind in kinds.items() if kind == NUMERIC}
+
+        def warn(numbers_of, y):
+            warn_large_values(
+                {name: v for name, v in numbers_of.items() if name in numeric_columns},
+                csv_input.path,
+            )
+
         chunks = csv_chunks(
-            csv_input, rows, spec, labels, hasher=hasher, hint=PYTHON_CATEGORICAL_HINT
+            csv_input,
+            rows,
+            spec,
+            labels,
+            on_first_chunk=warn,
+            hasher=hasher,
+            hint=PYTHON_CATEGORICAL_HINT,
         )
         for chunk in chunks:
             yield chunk.X, chunk.y, chunk.sample_weight
@@ -352,7 +378,13 @@ def iter_parquet(
     (2, array([1., 0., 0.]))
     """
     try:
-        from ._readers._parquet import Columns, check_column_types, open_parquet, read_parquet
+        from ._readers._parquet import (
+            Columns,
+            check_column_types,
+            is_integer_type,
+            open_parquet,
+            read_parquet,
+        )
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
     check_roles(label_column, weight_column, columns)
@@ -366,7 +398,22 @@ def iter_parquet(
         parquet, name, features, lambda nested: "of columns=", label_column=label_column
     )
     columns = Columns(features, label_column, weight_column)
-    chunks = read_parquet(parquet, name, hasher, columns, chunk_size)
+    categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
+    schema = parquet.schema_arrow
+
+    def warn(numbers_of, y):
+        # The columns of numbers read as numbers: integers only where named numeric.
+        warn_large_values(
+            {
+                field: values
+                for field, values in numbers_of.items()
+                if field not in categorical
+                and (field in numeric or not is_integer_type(schema.field(field).type))
+            },
+            name,
+        )
+
+    chunks = read_parquet(parquet, name, hasher, columns, chunk_size, on_first_chunk=warn)
     for chunk in chunks:
         yield chunk.X, chunk.y, chunk.sample_weight
 
