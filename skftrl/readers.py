@@ -155,9 +155,15 @@ def iter_csv(
     The file has a header line (unless ``column_names`` are given), then one
     row a line, its fields separated by ``delimiter`` (a quoted field may
     hold it, quotes doubled, and newlines).
-    The feature columns are hashed by ``hasher``: a column whose values in the
-    first chunk are all numbers or missing is numeric, unless the hasher names
-    it ``categorical``; any other column holds categories. A value is missing
+    The feature columns are hashed by ``hasher``, each column's kind decided
+    by its first chunk as the command line decides it: a column whose values
+    there are all numbers or missing, not all whole numbers, is numeric; a
+    column of whole numbers (ids, codes) holds categories (``C1=1005``, as
+    from an integer column of pandas or Parquet), unless the hasher names it
+    ``numeric``; a column the hasher names ``categorical``, and any other
+    column, holds categories. A numeric column with values beyond 10,000 in
+    the first chunk is warned of (a ``UserWarning``), as the command line
+    warns: such values spoil FTRL's steps. A value is missing
     when it is empty or ``NA``, ``NaN``, ``N/A`` or ``null`` (in any case,
     spaces around ignored).
 
@@ -180,8 +186,8 @@ def iter_csv(
         The feature columns (neither the label nor the weights); by default
         every column but the label and the weights.
     hasher : ColumnHasher, default=None
-        What hashes the feature columns (its ``hash_bits``, ``categorical``
-        and ``interactions``); by default ``ColumnHasher()``.
+        What hashes the feature columns (its ``hash_bits``, ``categorical``,
+        ``numeric`` and ``interactions``); by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
     parser : {"auto", "pyarrow", "python"}, default="auto"
@@ -328,10 +334,13 @@ def iter_parquet(
     """Stream a Parquet file in chunks of rows, its columns hashed.
 
     The file is read a row group at a time, and only the columns used. The
-    columns' types say what they hold: a numeric or boolean column holds
-    numbers, any other column categories (a column the hasher names
-    ``categorical`` too); nulls are missing values. Needs pyarrow (``pip
-    install 'skftrl[readers]'``).
+    columns' types say what they hold, as on the command line: a float or
+    boolean column holds numbers, an integer column categories (ids, codes:
+    ``C1=1005``, as from CSV text) unless the hasher names it ``numeric``,
+    any other column categories (a column the hasher names ``categorical``
+    too); nulls are missing values. A numeric column with values beyond
+    10,000 in the first batch is warned of (a ``UserWarning``), as the
+    command line warns. Needs pyarrow (``pip install 'skftrl[readers]'``).
 
     Parameters
     ----------
@@ -348,7 +357,8 @@ def iter_parquet(
         The feature columns (neither the label nor the weights); by default
         every column but the label and the weights.
     hasher : ColumnHasher, default=None
-        What hashes the feature columns; by default ``ColumnHasher()``.
+        What hashes the feature columns (its ``hash_bits``, ``categorical``,
+        ``numeric`` and ``interactions``); by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
 
