@@ -73,8 +73,9 @@ def column_kinds(columns, values, categorical, kinds=None, numeric=None):
     A column of numbers is numeric, but one whose first chunk holds whole
     numbers only (ids, codes) is categorical unless ``numeric`` names it or
     is None (the command line gives its --numeric columns, iter_csv its
-    hasher's ``numeric``; None reads every column of numbers as numbers). Whether the numbers are whole is the first chunk's: a first pass
-    and a reading that takes the kinds from the first chunk then agree, but
+    hasher's ``numeric``; None reads every column of numbers as numbers).
+    Whether the numbers are whole is the first chunk's: a first pass and a
+    reading that takes the kinds from the first chunk then agree, but
     for a later value that is not a number (a word, where that reading
     starts over)."""
     first = kinds is None
