@@ -25,10 +25,12 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
     Each column of the table is a *field*; each value becomes one feature,
     at one of ``2**hash_bits`` columns of the output:
 
-    - a category (a string, or any value of a column named in
-      ``categorical``) is the feature ``column=value`` with the value 1;
-    - a number is the feature ``column`` with the number as its value (a
-      zero adds no feature);
+    - a category (a string, any value of a column of an integer type, or of
+      a column named in ``categorical``) is the feature ``column=value`` with
+      the value 1;
+    - a number (of a column of a float or boolean type, of a column named in
+      ``numeric``, or a number among other values) is the feature ``column``
+      with the number as its value (a zero adds no feature);
     - a missing value (None, NaN, pandas' NA, an Arrow null) adds nothing.
 
     A category's text is the same from every table type: integers exactly
@@ -53,8 +55,9 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
     rows can be transformed on its own, in a ``partial_fit`` stream as well
     as in a :class:`~sklearn.pipeline.Pipeline`. Strings are hashed once per
     distinct value of each column of a batch. The command line (``skftrl
-    train`` on CSV data) and :func:`skftrl.readers.iter_csv` hash their
-    columns with this transformer.
+    train`` on CSV and Parquet data), :func:`skftrl.readers.iter_csv` and
+    :func:`skftrl.readers.iter_parquet` hash their columns with this
+    transformer, and read the same columns as numbers or as categories.
 
     Unlike scikit-learn's :class:`~sklearn.feature_extraction.FeatureHasher`,
     which hashes the feature names or ``(name, value)`` pairs of each sample,
@@ -72,8 +75,19 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         Columns whose every value is a category: numbers are hashed by value
         (``hour=13``; integral numbers are written as integers, so ``13.0`` is
         ``hour=13``) rather than kept as values. Columns of a categorical type
-        (pandas ``category``, Arrow dictionary) are categories without being
-        named here.
+        (pandas ``category``, Arrow dictionary) and of an integer type are
+        categories without being named here.
+
+    numeric : list of str, default=None
+        Columns of an integer type read as numbers (amounts, counts) rather
+        than as categories. A column of an integer type (pandas' ``int``,
+        ``Int`` and ``uint`` dtypes, a numpy integer array or a list of ints
+        in a mapping, Arrow's integers, polars' through Arrow) holds ids and
+        codes by default, as whole numbers do in a CSV file read by
+        :func:`~skftrl.readers.iter_csv` or by the command line: ``C1=1005``
+        is the same feature from each. Columns of floats are numbers without
+        being named here. A column is not both ``categorical`` and
+        ``numeric``.
 
     interactions : list of tuple of str, default=None
         Crosses of columns, each a tuple of two or more column names, such as
@@ -113,12 +127,14 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "hash_bits": [Interval(Integral, 1, 30, closed="both")],
         "categorical": ["array-like", None],
+        "numeric": ["array-like", None],
         "interactions": ["array-like", None],
     }
 
-    def __init__(self, hash_bits=20, categorical=None, interactions=None):
+    def __init__(self, hash_bits=20, categorical=None, interactions=None, numeric=None):
         self.hash_bits = hash_bits
         self.categorical = categorical
+        self.numeric = numeric
         self.interactions = interactions
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -138,6 +154,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             This transformer.
         """
         self._checked_interactions()
+        self._checked_kinds()
         return self
 
     def transform(self, X):
@@ -235,14 +252,30 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                 )
         return [tuple(fields) for fields in interactions]
 
+    def _checked_kinds(self):
+        """``(categorical, numeric)``: the columns named by each, as lists."""
+        categorical = [] if self.categorical is None else list(self.categorical)
+        numeric = [] if self.numeric is None else list(self.numeric)
+        both = sorted(set(categorical) & set(numeric))
+        if both:
+            raise ValueError(
+                f"categorical and numeric both name {', '.join(map(repr, both))}: a column "
+                "is read as categories or as numbers"
+            )
+        return categorical, numeric
+
     def _fields(self, X, named):
         self._validate_params()
         interactions = self._checked_interactions()
-        categorical = [] if self.categorical is None else list(self.categorical)
-        columns, n_rows = table_columns(X, categorical)
+        categorical, numeric = self._checked_kinds()
+        columns, n_rows = table_columns(X, categorical, numeric)
         from_rows = isinstance(X, (list, tuple))  # a key absent from every row: missing
         if not from_rows:
-            wanted = {"categorical": categorical, "interactions": sum(interactions, ())}
+            wanted = {
+                "categorical": categorical,
+                "numeric": numeric,
+                "interactions": sum(interactions, ()),
+            }
             for parameter, names in wanted.items():
                 absent = sorted(set(names) - set(columns))
                 if absent:

@@ -20,8 +20,15 @@ Read more in the :ref:`User Guide <readers>`.
 import contextlib
 from numbers import Integral
 
-from ._readers._csv import csv_chunks, first_chunk_kinds, first_chunk_labels, open_csv_input
+from ._readers._csv import (
+    NUMERIC,
+    csv_chunks,
+    first_chunk_kinds,
+    first_chunk_labels,
+    open_csv_input,
+)
 from ._readers._csv_values import PYTHON_CATEGORICAL_HINT
+from ._readers._hashing import warn_large_values
 from ._readers._libsvm import PYTHON_HINTS, read_libsvm
 from ._readers._sources import DataError, default_delimiter, source_name
 from ._readers._spec import CsvSpec, LibsvmSpec
@@ -148,9 +155,15 @@ def iter_csv(
     The file has a header line (unless ``column_names`` are given), then one
     row a line, its fields separated by ``delimiter`` (a quoted field may
     hold it, quotes doubled, and newlines).
-    The feature columns are hashed by ``hasher``: a column whose values in the
-    first chunk are all numbers or missing is numeric, unless the hasher names
-    it ``categorical``; any other column holds categories. A value is missing
+    The feature columns are hashed by ``hasher``, each column's kind decided
+    by its first chunk as the command line decides it: a column whose values
+    there are all numbers or missing, not all whole numbers, is numeric; a
+    column of whole numbers (ids, codes) holds categories (``C1=1005``, as
+    from an integer column of pandas or Parquet), unless the hasher names it
+    ``numeric``; a column the hasher names ``categorical``, and any other
+    column, holds categories. A numeric column with values beyond 10,000 in
+    the first chunk is warned of (a ``UserWarning``), as the command line
+    warns: such values spoil FTRL's steps. A value is missing
     when it is empty or ``NA``, ``NaN``, ``N/A`` or ``null`` (in any case,
     spaces around ignored).
 
@@ -173,8 +186,8 @@ def iter_csv(
         The feature columns (neither the label nor the weights); by default
         every column but the label and the weights.
     hasher : ColumnHasher, default=None
-        What hashes the feature columns (its ``hash_bits``, ``categorical``
-        and ``interactions``); by default ``ColumnHasher()``.
+        What hashes the feature columns (its ``hash_bits``, ``categorical``,
+        ``numeric`` and ``interactions``); by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
     parser : {"auto", "pyarrow", "python"}, default="auto"
@@ -226,6 +239,7 @@ def iter_csv(
     hasher = ColumnHasher() if hasher is None else hasher
     hasher.fit()  # its parameters checked
     categorical = [] if hasher.categorical is None else list(hasher.categorical)
+    numeric = [] if hasher.numeric is None else list(hasher.numeric)
     if delimiter is None:
         delimiter = default_delimiter(source)
     if column_names is not None:
@@ -238,9 +252,13 @@ def iter_csv(
             if column is not None:
                 csv_input.position(column, role)
         features = feature_columns(csv_input.path, header, label_column, weight_column, columns)
+        # The kinds as the command line finds them: whole numbers are categories
+        # unless the hasher names them numeric.
         kinds, rows = first_chunk_kinds(
-            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical
+            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical, numeric
         )
+        # A numeric column holds numbers: a value that is not one is an error at its line.
+        kinds = {name: NUMERIC if name in numeric else kind for name, kind in kinds.items()}
         numeric_labels = True
         if label_column is not None:
             first_labels, rows = first_chunk_labels(csv_input, rows, label_column)
@@ -255,8 +273,22 @@ def iter_csv(
             delimiter,
         )
         labels = label_column is not None
+        numeric_columns = {name for name, kind in kinds.items() if kind == NUMERIC}
+
+        def warn(numbers_of, y):
+            warn_large_values(
+                {name: v for name, v in numbers_of.items() if name in numeric_columns},
+                csv_input.path,
+            )
+
         chunks = csv_chunks(
-            csv_input, rows, spec, labels, hasher=hasher, hint=PYTHON_CATEGORICAL_HINT
+            csv_input,
+            rows,
+            spec,
+            labels,
+            on_first_chunk=warn,
+            hasher=hasher,
+            hint=PYTHON_CATEGORICAL_HINT,
         )
         for chunk in chunks:
             yield chunk.X, chunk.y, chunk.sample_weight
@@ -302,10 +334,13 @@ def iter_parquet(
     """Stream a Parquet file in chunks of rows, its columns hashed.
 
     The file is read a row group at a time, and only the columns used. The
-    columns' types say what they hold: a numeric or boolean column holds
-    numbers, any other column categories (a column the hasher names
-    ``categorical`` too); nulls are missing values. Needs pyarrow (``pip
-    install 'skftrl[readers]'``).
+    columns' types say what they hold, as on the command line: a float or
+    boolean column holds numbers, an integer column categories (ids, codes:
+    ``C1=1005``, as from CSV text) unless the hasher names it ``numeric``,
+    any other column categories (a column the hasher names ``categorical``
+    too); nulls are missing values. A numeric column with values beyond
+    10,000 in the first batch is warned of (a ``UserWarning``), as the
+    command line warns. Needs pyarrow (``pip install 'skftrl[readers]'``).
 
     Parameters
     ----------
@@ -322,7 +357,8 @@ def iter_parquet(
         The feature columns (neither the label nor the weights); by default
         every column but the label and the weights.
     hasher : ColumnHasher, default=None
-        What hashes the feature columns; by default ``ColumnHasher()``.
+        What hashes the feature columns (its ``hash_bits``, ``categorical``,
+        ``numeric`` and ``interactions``); by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
 
@@ -352,7 +388,13 @@ def iter_parquet(
     (2, array([1., 0., 0.]))
     """
     try:
-        from ._readers._parquet import Columns, check_column_types, open_parquet, read_parquet
+        from ._readers._parquet import (
+            Columns,
+            check_column_types,
+            is_integer_type,
+            open_parquet,
+            read_parquet,
+        )
     except ImportError:
         raise ImportError("iter_parquet needs pyarrow: pip install 'skftrl[readers]'") from None
     check_roles(label_column, weight_column, columns)
@@ -366,7 +408,22 @@ def iter_parquet(
         parquet, name, features, lambda nested: "of columns=", label_column=label_column
     )
     columns = Columns(features, label_column, weight_column)
-    chunks = read_parquet(parquet, name, hasher, columns, chunk_size)
+    categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
+    schema = parquet.schema_arrow
+
+    def warn(numbers_of, y):
+        # The columns of numbers read as numbers: integers only where named numeric.
+        warn_large_values(
+            {
+                field: values
+                for field, values in numbers_of.items()
+                if field not in categorical
+                and (field in numeric or not is_integer_type(schema.field(field).type))
+            },
+            name,
+        )
+
+    chunks = read_parquet(parquet, name, hasher, columns, chunk_size, on_first_chunk=warn)
     for chunk in chunks:
         yield chunk.X, chunk.y, chunk.sample_weight
 

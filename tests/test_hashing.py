@@ -171,8 +171,87 @@ def frame_rows():
 
 def test_a_dataframe_of_every_kind_of_column():
     interactions = [("site", "app"), ("app", "hour"), ("mixed", "site"), ("device", "os")]
-    X = ColumnHasher(hash_bits=HASH_BITS, interactions=interactions).transform(frame())
+    # The integer columns read as numbers where named so.
+    hasher = ColumnHasher(
+        hash_bits=HASH_BITS, interactions=interactions, numeric=["hour", "clicks"]
+    )
+    X = hasher.transform(frame())
     assert np.array_equal(X.toarray(), slow_reference(frame_rows(), interactions))
+
+
+@needs_readers_extra
+def test_integer_columns_are_categories_unless_named_numeric_from_every_table():
+    import pyarrow as pa
+
+    codes = [1005, 1002, 1005, 7]
+    expected = FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(
+        [{f"C1={code}": 1, "price": 2.5} for code in codes]
+    )
+    prices = [2.5] * 4
+    tables = {
+        "pandas int64": pd.DataFrame({"C1": codes, "price": prices}),
+        "pandas Int64": pd.DataFrame({"C1": pd.array(codes, dtype="Int64"), "price": prices}),
+        "pandas uint16": pd.DataFrame({"C1": np.array(codes, np.uint16), "price": prices}),
+        "numpy int32": {"C1": np.array(codes, np.int32), "price": np.array(prices)},
+        "arrow int64": pa.table({"C1": pa.array(codes, pa.int64()), "price": prices}),
+        "arrow uint8 in a batch": pa.record_batch(
+            [pa.array([c % 256 for c in codes], pa.uint8()), pa.array(prices)], ["C1", "price"]
+        ),
+    }
+    for kind, X in tables.items():
+        got = ColumnHasher(hash_bits=HASH_BITS).transform(X)
+        if kind == "arrow uint8 in a batch":
+            want = FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(
+                [{f"C1={code % 256}": 1, "price": 2.5} for code in codes]
+            )
+            assert (got != want).nnz == 0, kind
+            continue
+        assert (got != expected).nnz == 0, kind
+        numbers = ColumnHasher(hash_bits=HASH_BITS, numeric=["C1"]).transform(X)
+        as_amounts = FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(
+            [{"C1": code, "price": 2.5} for code in codes]
+        )
+        assert (numbers != as_amounts).nnz == 0, kind
+    with pytest.raises(ValueError, match="categorical and numeric both name 'C1'"):
+        ColumnHasher(categorical=["C1"], numeric=["C1"]).fit()
+    with pytest.raises(ValueError, match="numeric: no column 'D' in X"):
+        ColumnHasher(numeric=["D"]).transform(tables["pandas int64"])
+
+
+@needs_readers_extra
+@pytest.mark.parametrize("parser", ["python", "pyarrow"])
+def test_integer_columns_hash_alike_from_pandas_parquet_and_csv_text(tmp_path, parser):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from skftrl.readers import iter_csv, iter_parquet
+
+    frame = pd.DataFrame(
+        {
+            "y": [1, 0, 0, 1],
+            "C1": np.array([1005, 1002, 1005, 1010], np.int64),
+            "hour": np.array([14102100, 14102100, 14102101, 14102123], np.int64),
+            "site": ["a1b2c3d4", "ffff0000", "a1b2c3d4", "00000001"],
+            "price": [0.25, 1.5, 2.0, 0.75],
+        }
+    )
+    hasher = ColumnHasher(hash_bits=HASH_BITS, interactions=[("C1", "site")])
+    expected = hasher.transform(frame.drop(columns="y"))
+    (tmp_path / "t.csv").write_text(frame.to_csv(index=False))
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp_path / "t.parquet")
+    ((from_csv, _, _),) = iter_csv(
+        tmp_path / "t.csv", label_column="y", hasher=hasher, parser=parser
+    )
+    ((from_parquet, _, _),) = iter_parquet(tmp_path / "t.parquet", label_column="y", hasher=hasher)
+    for X in (from_csv, from_parquet):
+        assert (X != expected).nnz == 0
+    # The reference: each integer a category named by its text, C1=1005.
+    plain = ColumnHasher(hash_bits=HASH_BITS).transform(frame.drop(columns="y"))
+    rows = [
+        {f"C1={c}": 1, f"hour={h}": 1, f"site={s}": 1, "price": p}
+        for c, h, s, p in zip(frame.C1, frame.hour, frame.site, frame.price)
+    ]
+    assert (plain != FeatureHasher(2**HASH_BITS, alternate_sign=False).transform(rows)).nnz == 0
 
 
 @needs_readers_extra
@@ -582,7 +661,9 @@ def test_integer_ids_beyond_2_53_keep_their_exact_decimal_text_from_every_table(
     assert X.indices.tolist() == columns and X.data.tolist() == [1.0] * len(BIG_IDS)
     # As numbers (not categorical), an Arrow column of such ids is read as
     # pandas reads it: the nearest float64, not an error.
-    X = ColumnHasher(hash_bits=HASH_BITS).transform(pa.table({"id": pa.array(BIG_IDS)}))
+    X = ColumnHasher(hash_bits=HASH_BITS, numeric=["id"]).transform(
+        pa.table({"id": pa.array(BIG_IDS)})
+    )
     assert X.data.tolist() == [float(n) for n in BIG_IDS]
     pq.write_table(pa.table({"y": [0.0, 1.0] * 3, "id": BIG_IDS[:6] + [7]}), tmp_path / "t.pq")
     hasher = ColumnHasher(hash_bits=30, categorical=["id"])

@@ -410,7 +410,9 @@ def test_iter_csv_reads_kinds_and_labels_from_the_first_chunk(tmp_path):
         ]
     )
     assert (X != expected).nnz == 0
-    # "code" is numeric in the first chunk of 2 rows: a word later is an error.
+    # "code" is numeric in the first chunk of 2 rows (not whole numbers): a
+    # word later is an error.
+    path.write_text("y,site,hour,code\nyes,a,1,7.5\nno,b,,8\nno,a,3,x\n")
     message = r"data.csv:4: .* \(ColumnHasher\(categorical=\['code'\]\) reads every value"
     with pytest.raises(ValueError, match=message):
         list(iter_csv(path, label_column="y", hasher=hasher, chunk_size=2))
@@ -1185,3 +1187,104 @@ def test_the_command_line_trains_on_parquet_ids_beyond_2_53_each_its_own_feature
     trained = joblib.load(tmp_path / "m.joblib")
     for name in STATE:
         assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize(
+    "file_format", ["csv", pytest.param("parquet", marks=needs_readers_extra)]
+)
+def test_the_command_line_and_a_python_stream_with_defaults_train_one_model(
+    tmp_path, monkeypatch, parser, file_format
+):
+    # A click table's integer codes are categories on every path, so that the
+    # same file with the defaults gives the same model.
+    from skftrl.datasets import write_click_table
+
+    force_parser(monkeypatch, parser)
+    path = tmp_path / f"clicks.{file_format}"
+    write_click_table(path, 3000, random_state=0)
+    options = ["--label-column", "click", "--hash-bits", 18, "--passes", 1]
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib", *options)
+    assert code == 0, output
+    trained = joblib.load(tmp_path / "m.joblib")
+    model = FTRLClassifier()
+    reader = iter_csv if file_format == "csv" else iter_parquet
+    hasher = ColumnHasher(hash_bits=18)
+    for X, y, _ in reader(path, label_column="click", hasher=hasher):
+        model.partial_fit(X, y, classes=[0, 1])
+    for name in STATE:
+        assert np.array_equal(getattr(trained, name), getattr(model, name)), name
+    # The reference: pandas' rows, each integer column a category "C1=1005".
+    frame = pd.read_csv(path) if file_format == "csv" else pd.read_parquet(path)
+    features = frame.drop(columns="click")
+    integers = [name for name in features if features[name].dtype.kind == "i"]
+    assert "C1" in integers and "hour" in integers
+    reference = FeatureHasher(2**18, alternate_sign=False).transform(
+        [
+            {f"{name}={value}": 1 for name, value in row.items()}
+            for row in features.to_dict("records")
+        ]
+    )
+    ((X, _, _),) = reader(path, label_column="click", hasher=hasher, chunk_size=3000)
+    assert (X != reference).nnz == 0
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+def test_iter_csv_reads_whole_numbers_as_numbers_where_the_hasher_names_them(
+    tmp_path, monkeypatch, parser
+):
+    force_parser(monkeypatch, parser)
+    path = write(tmp_path / "t.csv", "y,count,code\n1,3,7\n0,2,8\n0,,x\n")
+    hasher = ColumnHasher(hash_bits=10, numeric=["count"])
+    ((X, y, _),) = iter_csv(path, label_column="y", hasher=hasher)
+    expected = FeatureHasher(2**10, alternate_sign=False).transform(
+        [{"count": 3, "code=7": 1}, {"count": 2, "code=8": 1}, {"code=x": 1}]
+    )
+    assert (X != expected).nnz == 0
+    # A column named numeric holds numbers: a word is an error at its line.
+    hasher = ColumnHasher(hash_bits=10, numeric=["code"])
+    with pytest.raises(ValueError, match=r"t.csv:4: column 'code' holds numbers"):
+        list(iter_csv(path, label_column="y", hasher=hasher))
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+def test_the_python_readers_warn_of_numeric_values_too_large_as_the_command_line(
+    tmp_path, monkeypatch, parser
+):
+    import warnings
+
+    force_parser(monkeypatch, parser)
+    path = write(tmp_path / "t.csv", "y,amount,code\n1,20000.5,14102100\n0,1.5,14102101\n")
+    with pytest.warns(UserWarning, match=r"'amount' \(up to 20,000.5\)"):
+        list(iter_csv(path, label_column="y"))
+    code, output = run_here("train", path, "-f", tmp_path / "m.joblib", "--label-column", "y")
+    assert code == 0 and "'amount' holds values up to 20,000.5" in output
+    # The codes are categories: no warning about them, nor about small amounts.
+    small = write(tmp_path / "s.csv", "y,amount,code\n1,2.5,14102100\n0,1.5,14102101\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        list(iter_csv(small, label_column="y"))
+    hasher = ColumnHasher(numeric=["code"])
+    with pytest.warns(UserWarning, match=r"'code' \(up to 14,102,101\)"):
+        list(iter_csv(small, label_column="y", hasher=hasher))
+
+
+@needs_readers_extra
+def test_iter_parquet_warns_of_numeric_values_too_large(tmp_path):
+    import warnings
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"y": [1, 0], "amount": [20000.5, 1.5], "code": [14102100, 14102101]})
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.warns(UserWarning, match=r"'amount' \(up to 20,000.5\)") as caught:
+        list(iter_parquet(tmp_path / "t.parquet", label_column="y"))
+    assert not any("'code'" in str(warning.message) for warning in caught)
+    with pytest.warns(UserWarning, match=r"'code' \(up to 14,102,101\)"):
+        hasher = ColumnHasher(numeric=["code"])
+        list(iter_parquet(tmp_path / "t.parquet", label_column="y", hasher=hasher))
+    pq.write_table(table.drop(["amount"]), tmp_path / "s.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        list(iter_parquet(tmp_path / "s.parquet", label_column="y"))

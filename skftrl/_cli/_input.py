@@ -35,7 +35,7 @@ from .._readers._csv import (
     scan_csv,
 )
 from .._readers._csv_values import text_categories
-from .._readers._hashing import FeatureNames
+from .._readers._hashing import LARGE_VALUE, FeatureNames, large_values
 from .._readers._libsvm import scan_libsvm
 from .._readers._sources import DataError, default_delimiter, is_regular_file
 from .._readers._spec import CsvSpec, InputSpec, LibsvmSpec, ParquetSpec, VwSpec
@@ -46,12 +46,6 @@ from ._progress import Progress, duration
 # The label-leak check fits the label on the numeric columns of the first
 # chunk: a fit this good means some columns are derived from the label.
 LEAK_R2 = 0.99
-
-# A numeric column is one weight times its value, and FTRL's steps grow with
-# the value: a column with values beyond this in the first chunk spoils a
-# model (a9a with one more column of noise or of signal: no harm up to about
-# a thousand, a worse log loss from ten thousand, a useless model beyond).
-LARGE_VALUE = 1e4
 
 # CSV features are hashed into 2**DEFAULT_HASH_BITS columns unless --hash-bits.
 DEFAULT_HASH_BITS = 20
@@ -697,17 +691,6 @@ def first_chunk_checks(spec, report):
             )
 
     return check
-
-
-def large_values(numbers_of):
-    """``{name: largest absolute value}`` of the columns with finite values
-    beyond LARGE_VALUE."""
-    large = {}
-    for name, values in numbers_of.items():
-        finite = np.abs(values[np.isfinite(values)])
-        if finite.size and finite.max() > LARGE_VALUE:
-            large[name] = float(finite.max())
-    return large
 
 
 def large_values_message(large, rows):

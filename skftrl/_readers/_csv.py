@@ -4,9 +4,10 @@ A CSV input has a header line, then one row a line (a quoted field may hold
 newlines). The label column names the label; the feature columns are hashed
 by :class:`~skftrl.preprocessing.ColumnHasher` (see :mod:`._hashing`), each
 numeric or categorical: a column is numeric when every value that is not
-missing is a number, and it is not named categorical. The command line
-reads a column of whole numbers as categories unless it names it numeric
-(see :func:`column_kinds`). The kinds are found by a first pass over the
+missing is a number, and it is not named categorical. A column of whole
+numbers is categories unless named numeric, on the command line (--numeric)
+and in :func:`skftrl.readers.iter_csv` (``ColumnHasher(numeric=...)``)
+alike (see :func:`column_kinds`). The kinds are found by a first pass over the
 file (:func:`scan_csv`, which also finds the classes), or from the first
 chunk's values (:func:`first_chunk_kinds`) when nothing else needs a first
 pass.
@@ -71,9 +72,10 @@ def column_kinds(columns, values, categorical, kinds=None, numeric=None):
 
     A column of numbers is numeric, but one whose first chunk holds whole
     numbers only (ids, codes) is categorical unless ``numeric`` names it or
-    is None (the command line gives its --numeric columns; skftrl.readers,
-    None). Whether the numbers are whole is the first chunk's: a first pass
-    and a reading that takes the kinds from the first chunk then agree, but
+    is None (the command line gives its --numeric columns, iter_csv its
+    hasher's ``numeric``; None reads every column of numbers as numbers).
+    Whether the numbers are whole is the first chunk's: a first pass and a
+    reading that takes the kinds from the first chunk then agree, but
     for a later value that is not a number (a word, where that reading
     starts over)."""
     first = kinds is None

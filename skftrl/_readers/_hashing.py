@@ -735,3 +735,45 @@ def record_names(names, hasher, columns):
                 names.add(name, new, hasher.hashed_names({name: categories}))
         elif names.new_values(name, [name]):
             names.add(name, [name], hasher.hashed_names({name: np.ones(1)}))
+
+
+# A numeric column is one weight times its value, and FTRL's steps grow with
+# the value: a column with values beyond this in the first chunk spoils a
+# model (a9a with one more column of noise or of signal: no harm up to about
+# a thousand, a worse log loss from ten thousand, a useless model beyond).
+LARGE_VALUE = 1e4
+
+
+def large_values(numbers_of):
+    """``{name: largest absolute value}`` of the columns with finite values
+    beyond LARGE_VALUE."""
+    large = {}
+    for name, values in numbers_of.items():
+        finite = np.abs(values[np.isfinite(values)])
+        if finite.size and finite.max() > LARGE_VALUE:
+            large[name] = float(finite.max())
+    return large
+
+
+def warn_large_values(numbers_of, path):
+    """A UserWarning (the Python readers') when the first chunk's numeric
+    columns ``numbers_of`` hold values too large for FTRL's steps, as the
+    command line warns."""
+    import warnings
+
+    large = large_values(numbers_of)
+    if not large:
+        return
+    rows = len(next(iter(numbers_of.values())))
+    listed = ", ".join(f"{name!r} (up to {top:,.10g})" for name, top in large.items())
+    several = len(large) > 1
+    it = "them" if several else "it"
+    warnings.warn(
+        f"{path}: the numeric column{'s' if several else ''} {listed} "
+        f"hold{'' if several else 's'} values beyond {LARGE_VALUE:,.0f} in the first "
+        f"{rows:,} rows: a numeric column is one weight times its value, and values this "
+        f"large spoil FTRL's steps. Scale {it} (a logarithm, a division) or read {it} as "
+        f"categories with ColumnHasher(categorical={list(large)!r})",
+        UserWarning,
+        stacklevel=4,
+    )

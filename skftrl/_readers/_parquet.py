@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import Factorized, compiled_hashing, record_names
 from ._sources import DataError, read_ahead, source_name
-from ._tables import arrow_column, arrow_text, dictionary_codes
+from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
 
 
 def open_parquet(path):
@@ -133,10 +133,11 @@ class Columns(NamedTuple):
         return list(dict.fromkeys([*self.features, *filter(None, self[1:])]))
 
 
-def batch_features(table, features, categorical, dictionaries):
+def batch_features(table, features, categorical, numeric, dictionaries):
     """The feature columns of a batch (a pyarrow Table) for
     :meth:`~skftrl.preprocessing.ColumnHasher.transform`: field -> numbers or
-    :class:`~._hashing.Factorized` categories (see :mod:`._tables`). A
+    :class:`~._hashing.Factorized` categories (see :mod:`._tables`: an
+    integer column is categories unless ``numeric`` names it). A
     column read as a dictionary array whose dictionary is that of the
     batch before (``dictionaries``: field -> (dictionary, its Factorized),
     updated) takes that Factorized's values and hashes, computed once."""
@@ -144,7 +145,7 @@ def batch_features(table, features, categorical, dictionaries):
     for field in features:
         array = table.column(field).combine_chunks()
         if not pa.types.is_dictionary(array.type):
-            column = arrow_column(array, field in categorical)
+            column = arrow_column(array, column_by_value(field, categorical, numeric))
             columns[field] = column.numbers if column.categories is None else column.categories
             continue
         codes = dictionary_codes(array)
@@ -240,7 +241,7 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_fi
     (:func:`numbers_of_features`) and labels, before its chunk is given."""
     used = columns.used()
     check_columns(parquet, name, used)
-    categorical = set(hasher.categorical or ())
+    categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
     dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
     # The features' kinds are known once they are read: a hasher without
     # them names them.
@@ -258,7 +259,7 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_fi
             lines = np.arange(first_row, first_row + batch.num_rows)
             table = pa.Table.from_batches([batch])
             where = row_name(first_row, group)
-            features = batch_features(table, columns.features, categorical, dictionaries)
+            features = batch_features(table, columns.features, categorical, numeric, dictionaries)
             chunk = batch_chunk(name, where, table, hasher, columns, lines, features)
             if on_first_chunk is not None:
                 on_first_chunk(numbers_of_features(table, columns.features), chunk.y)

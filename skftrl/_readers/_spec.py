@@ -151,7 +151,11 @@ class ParquetSpec:
         from ..preprocessing import ColumnHasher
         from ._parquet import Columns, open_parquet, read_parquet  # pyarrow: only for Parquet
 
-        hasher = ColumnHasher(hash_bits=self.hash_bits, categorical=self.categorical or None)
+        # The columns not listed categorical are numbers, integers too (--numeric).
+        numeric = [name for name in self.features if name not in set(self.categorical)]
+        hasher = ColumnHasher(
+            hash_bits=self.hash_bits, categorical=self.categorical or None, numeric=numeric or None
+        )
         columns = Columns(self.features, tag=tag_column)
         if labels:
             columns = columns._replace(label=self.label_column, weight=self.weight_column)

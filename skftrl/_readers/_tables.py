@@ -6,22 +6,30 @@ with the Arrow PyCapsule interface (``__arrow_c_stream__``: polars, DuckDB
 row; a key absent from a row is a missing value). Each value is a number or
 a category:
 
-- a column of a numeric or boolean type holds numbers;
+- a column of an integer type (pandas' int, Int and uint, numpy's, Arrow's,
+  polars' through Arrow) holds categories: integers are ids and codes, as
+  whole numbers of a CSV file are, unless the column is named in
+  ``numeric``;
+- a column of a float or boolean type holds numbers;
 - a column of a categorical type (pandas ``category``, Arrow dictionary)
   holds categories, whatever the type of the categories;
 - any other column (strings, objects, dates) is read value by value: a
   number (``int``, ``float``, ``bool`` and numpy's) is a number, anything
   else a category;
 - a column named in ``categorical`` holds categories only (its numbers are
-  hashed by value);
+  hashed by value), one named in ``numeric`` numbers (its integers too);
 - missing values (None, NaN, pandas' NA and NaT, Arrow nulls) hold nothing.
 
 A category is hashed by its text (``_hashing.value_text``), one per logical
-value whatever the table: integers of a column named in ``categorical`` are
+value whatever the table: integers read as categories are
 kept exact (not made floats), and Arrow's timestamps, durations, times and
 decimals are written as the same Python or pandas values are.
 
 Only the distinct values of a column are looked at one by one.
+
+The column functions take ``by_value``: True for a column read as
+categories, False for one read as numbers where it holds numbers, None for
+its type to decide (:data:`BY_TYPE`).
 """
 
 import datetime
@@ -32,6 +40,17 @@ from numbers import Real
 import numpy as np
 
 from ._hashing import Column, Factorized, factorize, fraction_text, offset_text, value_text
+
+# ``by_value`` of a column neither ``categorical`` nor ``numeric``: its type decides.
+BY_TYPE = None
+
+
+def column_by_value(name, categorical, numeric):
+    """``by_value`` of the column ``name``: True where ``categorical`` names
+    it, False where ``numeric`` does, else :data:`BY_TYPE`."""
+    if name in categorical:
+        return True
+    return False if name in numeric else BY_TYPE
 
 
 def is_missing_value(value):
@@ -97,6 +116,8 @@ def numpy_column(values, by_value):
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"a column must be 1-D, got an array of shape {array.shape}")
+    if by_value is BY_TYPE:
+        by_value = array.dtype.kind in "iu"
     if by_value and array.dtype.kind in "iu":
         return integers_column(array)
     if array.dtype.kind in "biuf":
@@ -108,7 +129,7 @@ def numpy_column(values, by_value):
     # numpy's datetimes and durations as numpy's scalars (tolist() makes
     # those of nanoseconds integers).
     values = list(array) if array.dtype.kind in "mM" else array.astype(object).tolist()
-    return typed_by_value(factorize(map(hashable, values)), by_value)
+    return typed_by_value(factorize(map(hashable, values)), bool(by_value))
 
 
 def pandas_column(series, by_value):
@@ -119,7 +140,10 @@ def pandas_column(series, by_value):
     if isinstance(dtype, pd.CategoricalDtype):
         categories = np.asarray(series.cat.categories, dtype=object)
         return Column(categories=Factorized(categories, series.cat.codes.to_numpy()))
-    if by_value and pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+    integers = pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    if by_value is BY_TYPE:
+        by_value = integers
+    if by_value and integers:
         codes, distinct = pd.factorize(series, use_na_sentinel=True)
         return Column(categories=Factorized(np.asarray(distinct, dtype=object), codes))
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
@@ -127,7 +151,7 @@ def pandas_column(series, by_value):
         return numbers_column(numbers, by_value)
     codes, distinct = pd.factorize(series, use_na_sentinel=True)
     distinct = np.asarray(distinct, dtype=object)
-    return typed_by_value(Factorized(distinct, codes), by_value)
+    return typed_by_value(Factorized(distinct, codes), bool(by_value))
 
 
 def arrow_column(array, by_value):
@@ -138,6 +162,8 @@ def arrow_column(array, by_value):
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
     kind = array.type
+    if by_value is BY_TYPE:
+        by_value = pa.types.is_integer(kind)
     if by_value and pa.types.is_integer(kind):  # exact, not made floats
         array = pc.dictionary_encode(array)
     elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
@@ -231,14 +257,18 @@ def dictionary_codes(array):
     return pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
 
 
-def table_columns(X, categorical=()):
+def table_columns(X, categorical=(), numeric=()):
     """``(columns, n_rows)``: the :class:`Column` of each column of the table
     ``X`` (see the module's description), in the table's order."""
-    by_value = set(categorical)
+    categorical, numeric = set(categorical), set(numeric)
+
+    def by_value(name):
+        return column_by_value(name, categorical, numeric)
+
     kind = type(X).__module__.partition(".")[0]
     if kind == "pandas" and hasattr(X, "columns"):
         check_unique(list(map(str, X.columns)))
-        columns = {str(name): pandas_column(X[name], str(name) in by_value) for name in X.columns}
+        columns = {str(name): pandas_column(X[name], by_value(str(name))) for name in X.columns}
         return columns, len(X)
     if kind != "pyarrow" and hasattr(X, "__arrow_c_stream__"):
         X = arrow_table(X)
@@ -246,7 +276,7 @@ def table_columns(X, categorical=()):
     if kind == "pyarrow" and hasattr(X, "schema"):
         check_unique(X.schema.names)
         columns = {
-            name: arrow_column(X.column(i), name in by_value)
+            name: arrow_column(X.column(i), by_value(name))
             for i, name in enumerate(X.schema.names)
         }
         return columns, X.num_rows
@@ -280,9 +310,7 @@ def check_unique(names):
 
 def mapping_columns(X, by_value):
     """The columns of a mapping of column names to 1-D arrays (equal lengths)."""
-    columns = {
-        str(name): numpy_column(values, str(name) in by_value) for name, values in X.items()
-    }
+    columns = {str(name): numpy_column(values, by_value(str(name))) for name, values in X.items()}
     lengths = {name: column_length(column) for name, column in columns.items()}
     if len(set(lengths.values())) > 1:
         raise ValueError(f"the columns have different lengths: {lengths}")
@@ -299,7 +327,8 @@ def dict_rows_columns(rows, by_value):
     columns = {}
     for name in names:
         values = [row.get(name) for row in rows]
-        columns[name] = typed_by_value(factorize(map(hashable, values)), name in by_value)
+        # Python values, each read as what it is: no type to decide.
+        columns[name] = typed_by_value(factorize(map(hashable, values)), by_value(name) is True)
     return columns, len(rows)
 
 
