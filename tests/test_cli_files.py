@@ -449,14 +449,13 @@ def csv_parser(request, monkeypatch):
     """Each CSV parser: pyarrow's, and the csv module's."""
     import functools
 
+    import skftrl._cli._column_warnings as cli_warnings
     import skftrl._cli._input as cli_input
 
     if request.param == "python":
-        monkeypatch.setattr(
-            cli_input,
-            "open_csv_input",
-            functools.partial(cli_input.open_csv_input, parser="python"),
-        )
+        opener = functools.partial(cli_input.open_csv_input, parser="python")
+        monkeypatch.setattr(cli_input, "open_csv_input", opener)
+        monkeypatch.setattr(cli_warnings, "open_csv_input", opener)
     return request.param
 
 

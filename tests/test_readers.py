@@ -28,6 +28,7 @@ from sklearn.feature_extraction import FeatureHasher
 from sklearn.utils import murmurhash3_32
 from test_cli import write
 
+import skftrl._cli._column_warnings
 import skftrl._cli._input
 import skftrl._readers._csv
 import skftrl._readers._sources
@@ -79,6 +80,7 @@ def force_parser(monkeypatch, parser):
 
     monkeypatch.setattr(skftrl._readers._csv, "open_csv_input", opener)
     monkeypatch.setattr(skftrl._cli._input, "open_csv_input", opener)
+    monkeypatch.setattr(skftrl._cli._column_warnings, "open_csv_input", opener)
 
 
 @pytest.mark.parametrize("parser", PARSERS)

@@ -15,8 +15,9 @@ from .._readers._cache import ChunkCache
 from .._readers._csv import csv_chunks
 from .._readers._libsvm import fit_to_model
 from .._readers._sources import DataError
+from ._column_warnings import first_chunk_checks, large_features_message
 from ._estimators import engine_name, learn, memory_error, reported_loss, slow_intercept_warning
-from ._input import first_chunk_checks, large_features_message, open_csv, training_reading
+from ._input import open_csv, training_reading
 from ._progress import duration, format_score
 
 
