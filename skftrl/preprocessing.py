@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ._readers._hashing import (
+    RowError,
     columns_of,
     concatenate_features,
     fields_matrix,
@@ -183,7 +184,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
                 for name, field in zip(names, fields)
                 if not np.isnan(field.values[row])
             ]
-            raise ValueError(f"row {row}: {overflowing_sum(entries)}")
+            raise RowError(row, overflowing_sum(entries))
         return X_hashed
 
     def hashed_names(self, X):

@@ -260,3 +260,18 @@ def test_random_tables_read_as_the_csv_module_reads_them(parser, file, block_siz
     X = sp.vstack([X for X, _, _ in chunks])
     expected_X = hasher.fit().transform({name: columns[name] for name in header[1:]})
     assert (X != expected_X).nnz == 0
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+@pytest.mark.parametrize("chunk_size", [1, 2, 10_000])
+def test_a_cross_or_sum_that_overflows_is_an_error_at_its_line(tmp_path, parser, chunk_size):
+    # Lines 2 to 4 are finite rows; line 5's cross (1e200 * 1e200) overflows
+    # float64: the error names the line, not the row's place in its chunk.
+    path = tmp_path / "big.csv"
+    path.write_text('y,a,b,"c"\n1,1.5,2.5,x\n0,2,3,"a,b"\n1,4,5,y\n0,1e200,1e200,z\n')
+    hasher = ColumnHasher(numeric=["a", "b"], interactions=[("a", "b")])
+    with pytest.raises(ValueError, match=r"big\.csv:5: the cross of 'a' \(1e\+200\) and 'b'"):
+        options = {"hasher": hasher, "chunk_size": chunk_size, "parser": parser}
+        chunks = iter_csv(path, label_column="y", **options)
+        for _ in chunks:
+            pass

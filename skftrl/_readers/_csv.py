@@ -32,7 +32,7 @@ from ._csv_values import (
     parse_weights,
     text_categories,
 )
-from ._hashing import Factorized, record_names
+from ._hashing import Factorized, RowError, record_names
 from ._sources import DataError
 
 
@@ -287,7 +287,10 @@ def csv_chunks(
                 columns[name] = numbers_of[name]
             else:
                 columns[name] = text_categories(values[positions[name]])
-        X = hasher.transform(columns)
+        try:
+            X = hasher.transform(columns)
+        except RowError as error:
+            raise DataError(path, int(lines[error.row]), error.message) from None
         if names is not None:
             record_names(names, hasher, columns)
         y = weights = None

@@ -42,6 +42,16 @@ MASK_32 = 2**32 - 1
 OVERFLOWS = "overflows float64 (whose largest value is about 1.8e308)"
 
 
+class RowError(ValueError):
+    """A value of row ``row`` of a table that cannot be hashed: readers name
+    the row's line (or place in its file) instead."""
+
+    def __init__(self, row, message):
+        super().__init__(f"row {row}: {message}")
+        self.row = row
+        self.message = message
+
+
 class Factorized:
     """A column as its distinct values and each row's position among them.
 
@@ -522,7 +532,7 @@ def table_fields(columns, n_rows, interactions=(), named=False):
                 f"{field!r} ({float(rows.values[row])!r})"
                 for field, rows in zip(crossed, of_fields)
             ]
-            raise ValueError(f"row {row}: the cross of {listed(parts)} {OVERFLOWS}")
+            raise RowError(row, f"the cross of {listed(parts)} {OVERFLOWS}")
     return list(fields.values()) + crossed_fields
 
 
