@@ -862,7 +862,7 @@ def test_timestamps_and_durations_are_written_as_pandas_prints_them():
     seconds, microseconds and nanoseconds among them: the text is pandas'
     str() of the same Timestamp or Timedelta, from numpy's scalars and
     pandas' own."""
-    from skftrl._readers._hashing import value_text
+    from skftrl._readers._value_text import value_text
 
     rng = np.random.default_rng(3)
     counts = rng.integers(-(2**62), 2**62, size=300)

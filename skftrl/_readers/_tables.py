@@ -20,7 +20,7 @@ a category:
   hashed by value), one named in ``numeric`` numbers (its integers too);
 - missing values (None, NaN, pandas' NA and NaT, Arrow nulls) hold nothing.
 
-A category is hashed by its text (``_hashing.value_text``), one per logical
+A category is hashed by its text (``_value_text.value_text``), one per logical
 value whatever the table: integers read as categories are
 kept exact (not made floats), and Arrow's timestamps, durations, times and
 decimals are written as the same Python or pandas values are.
@@ -39,7 +39,8 @@ from numbers import Real
 
 import numpy as np
 
-from ._hashing import Column, Factorized, factorize, fraction_text, offset_text, value_text
+from ._hashing import Column, Factorized, factorize
+from ._value_text import fraction_text, offset_text, value_text
 
 # ``by_value`` of a column neither ``categorical`` nor ``numeric``: its type decides.
 BY_TYPE = None
@@ -199,7 +200,7 @@ def typed_values(kind):
 
 def arrow_values(array):
     """The values of a pyarrow array (a dictionary, none null) as Python
-    values, or the texts :func:`~._hashing.value_text` gives them: Arrow's
+    values, or the texts :func:`~._value_text.value_text` gives them: Arrow's
     timestamps (of any unit and time zone), durations and times of day."""
     import pyarrow as pa
     import pyarrow.compute as pc
