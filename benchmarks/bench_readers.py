@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 import pyarrow.parquet as pq
 
-from skftrl._readers._csv import feature_columns, read_csv, scan_csv
+from skftrl._readers._csv import NUMERIC, feature_columns, read_csv, scan_csv
 from skftrl._readers._spec import CsvSpec
 from skftrl.preprocessing import ColumnHasher
 from skftrl.readers import iter_parquet
@@ -129,7 +129,9 @@ def bench_file(path, label, ignored, args, baseline):
     spec, n_rows = spec_of(path, label, ignored)
     parquet = parquet_copy(path)
     features = list(spec.kinds)
-    hasher = ColumnHasher(hash_bits=HASH_BITS)
+    # The Parquet copy's integer columns read as the CSV file's kinds say.
+    numeric = [name for name, kind in spec.kinds.items() if kind == NUMERIC]
+    hasher = ColumnHasher(hash_bits=HASH_BITS, numeric=numeric)
     readers = {
         "pyarrow": lambda: read_csv(path, spec, args.chunk_size, parser="pyarrow"),
         "python": lambda: read_csv(path, spec, args.chunk_size, parser="python"),
