@@ -257,7 +257,9 @@ class _FTRLBase(torch.optim.Optimizer):
                             state, param, f"{type(self).__name__}: loading a state, {where}"
                         )
         except ValueError:
-            self.state, self.param_groups = previous
+            # Put back the objects torch's load replaced (set through __dict__,
+            # as torch's own __setstate__ sets them).
+            self.__dict__.update(state=previous[0], param_groups=previous[1])
             raise
 
     def _gradient(self, param: torch.Tensor, maximize: bool, where: str):
