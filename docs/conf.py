@@ -40,7 +40,7 @@ default_role = "literal"
 autosummary_generate = True
 # skftrl.dask imports distributed (the dask extra), which the documentation's
 # build does not need.
-autodoc_mock_imports = ["distributed"]
+autodoc_mock_imports = ["dask", "distributed"]
 # The docs extra has no torch (several GB with CUDA): without it, the pages of
 # skftrl.torch are built from its docstrings, torch mocked, and the gallery's
 # PyTorch example is shown without being run.
