@@ -38,7 +38,7 @@ templates_path = ["_templates"]
 default_role = "literal"
 
 autosummary_generate = True
-# skftrl.dask imports distributed (the dask extra), which the documentation's
+# skftrl.dask imports dask and distributed (the dask extra), which the documentation's
 # build does not need.
 autodoc_mock_imports = ["dask", "distributed"]
 # The docs extra has no torch (several GB with CUDA): without it, the pages of
