@@ -79,6 +79,14 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         (pandas ``category``, Arrow dictionary) and of an integer type are
         categories without being named here.
 
+    interactions : list of tuple of str, default=None
+        Crosses of columns, each a tuple of two or more column names, such as
+        ``[("site_id", "app_id"), ("site_id", "hour", "device")]``. A row's
+        cross is the combination of its features in these columns (none when
+        one of them is missing): ``site_id=a^app_id=b`` with the value 1 for
+        two categories, or the number times 1 for a numeric column crossed
+        with a category.
+
     numeric : list of str, default=None
         Columns of an integer type read as numbers (amounts, counts) rather
         than as categories. A column of an integer type (pandas' ``int``,
@@ -89,14 +97,6 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         is the same feature from each. Columns of floats are numbers without
         being named here. A column is not both ``categorical`` and
         ``numeric``.
-
-    interactions : list of tuple of str, default=None
-        Crosses of columns, each a tuple of two or more column names, such as
-        ``[("site_id", "app_id"), ("site_id", "hour", "device")]``. A row's
-        cross is the combination of its features in these columns (none when
-        one of them is missing): ``site_id=a^app_id=b`` with the value 1 for
-        two categories, or the number times 1 for a numeric column crossed
-        with a category.
 
     Attributes
     ----------
