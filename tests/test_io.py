@@ -866,7 +866,7 @@ def test_input_specs_are_stored_as_dicts_and_read_back_from_every_version():
     assert spec_from_dict({**old_csv, "hash_bits": 4}) == CsvSpec("y", {}, True, 4)
 
 
-@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+@pytest.mark.parametrize("parser", [pytest.param("pyarrow", marks=needs_readers_extra), "python"])
 def test_a_text_file_object_is_read_from_where_its_text_is(tmp_path, parser):
     # After a readline(), a text file's binary buffer has read ahead: rows
     # read from it would be lost. The rest of the text is read, as csv does.
@@ -921,7 +921,7 @@ def test_iter_parquet_refuses_a_column_of_lists_by_name(tmp_path):
     assert rest == [] and y.tolist() == [0, 1] and X.shape[0] == 2
 
 
-@pytest.mark.parametrize("parser", ["pyarrow", "python"])
+@pytest.mark.parametrize("parser", [pytest.param("pyarrow", marks=needs_readers_extra), "python"])
 def test_iter_csv_refuses_a_delimiter_that_is_not_one_ascii_character(parser):
     from skftrl.readers import iter_csv
 
