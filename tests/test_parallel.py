@@ -137,22 +137,8 @@ def test_linear_models_match_the_reference(short_rounds, n_jobs, n_features, den
 def test_factorization_machines_match_the_reference(short_rounds, n_features, density):
     X, rng = sparse_rows(1, 200, n_features, density)
     y = rng.integers(0, 2, size=200)
-    hyper = dict(HYPER, l1=0.0, n_components=3, init_stdev=0.1, factor_l2=0.01)
-    model = FMClassifier(n_jobs=2, random_state=0, **hyper).partial_fit(X, y, classes=[0, 1])
-    reference = ReferenceFM(
-        1,
-        n_features,
-        3,
-        loss="log_loss",
-        alpha=hyper["learning_rate"],
-        beta=hyper["beta"],
-        l1=0.0,
-        l2=hyper["l2"],
-        fit_intercept=True,
-        init_stdev=0.1,
-        random_state=0,
-        lambda_v=0.01,
-    )
+    model, reference = model_and_reference("fm", 2, n_features)
+    model.partial_fit(X, y, classes=[0, 1])
     rows = rows_as_dicts(X.indptr, X.indices, X.data)
     learn_in_rounds(reference, rows, y.astype(float), np.ones(200), short_rounds_of(200, 2, 0))
     assert_allclose(model.z_, reference.z, **TOLERANCE)
