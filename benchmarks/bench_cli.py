@@ -8,13 +8,18 @@
    ``vowpalwabbit`` package ships no ``vw`` executable; its ``__main__`` runs
    the C++ driver, parser included, on the file), on the same rows in VW's
    text format.
-2. Click CSV: a synthetic click log of 20 categorical columns (values drawn
-   from Zipf-like laws over 10 to 100,000 distinct values, log-spaced) and a
-   0/1 label, ``--click-rows`` rows, trained with ``--hash-bits 20`` (without
-   and with ``--classes 0,1``), against VW on the same rows written as VW
-   text (one namespace, ``column=value`` features, ``-b 20``); and
-   ``skftrl train`` on that VW text (``--classes=-1,1``) and on the same
-   table written as Parquet (with pyarrow installed).
+2. Click table: ``skftrl.datasets.write_click_table(path, n_rows,
+   random_state=0)`` (Avazu's 22 columns and ``click``: an hour code,
+   integer codes, ids of 8 hex digits), ``--click-rows`` rows (one table per
+   size), written once as CSV, Parquet (integer columns int64) and VW text
+   (a namespace a column). One pass each, 2**20 hashed columns:
+   ``skftrl train --hash-bits 20 --classes 0,1`` on the CSV and the Parquet
+   file and ``--classes=-1,1`` on the VW text, against VW's driver on the VW
+   text (``-b 20``), VW pinned to one core, and datatable's ``fread`` and
+   ``Ftrl`` (``nbins=2**20``, one epoch, every column but the label) on the
+   CSV, as a process of their own. The CPU ratios are to VW on one core.
+   With several sizes, each command's peak memory at each size, and its
+   ratio at the largest size to each smaller one (flat: 1.00).
 3. Peak memory of ``skftrl train --hash-bits 20`` (a 2**20-column linear
    model) on LIBSVM files of 10**5, 10**6 and 3 * 10**6 rows of a9a drawn at random:
    flat in the file size.
@@ -31,15 +36,23 @@ median over the turns of the paired ratio VW wall time / skftrl wall time
 machine wall times are noisy, and the paired ratios of interleaved runs are
 the figures to compare. ``--baseline DIR`` adds the commands of another
 skftrl (an exported checkout: ``git archive REV skftrl | tar -x -C DIR``).
-Every file is written to a temporary directory, deleted at the end.
+Every file is written to a temporary directory, deleted at the end, except
+the click files with ``--data-dir DIR``: written there if missing (10**7
+rows take minutes: about 1 GB of CSV, 0.3 GB of Parquet, 3.3 GB of VW text),
+kept, and taken again by later runs (checked to hold the rows).
 
     python benchmarks/bench_cli.py --repeats 5
-    python benchmarks/bench_cli.py --repeats 1 --click-rows 10000000 --click-warmup 0 \
-        --skip libsvm,memory
+
+The click tables (500,000, 1,000,000 and 10,000,000 rows, and the peak
+memory at 10,000,000 rows over that at 1,000,000):
+
+    python benchmarks/bench_cli.py --skip libsvm,memory --repeats 5 \
+        --click-rows 500000,1000000,10000000 --data-dir /tmp/click
 """
 
 import argparse
 import gzip
+import importlib.util
 import multiprocessing
 import os
 import shutil
@@ -122,12 +135,18 @@ def interleaved(commands, cwd, repeats, warmup=1):
     return measured
 
 
-def table(title, measured, reference, n_rows):
-    """Print the medians of each command and its paired ratio to ``reference``."""
+def table(title, measured, reference, n_rows, cpu_reference=None):
+    """Print the medians of each command, its paired ratio of wall times to
+    ``reference`` and of CPU times to ``cpu_reference`` (default: ``reference``)."""
+    cpu_reference = reference if cpu_reference is None else cpu_reference
     print(f"{title} (load average {load()}):")
     print(
+        f"   ratios: wall {reference} / this; CPU {cpu_reference} / this "
+        "(above 1: this is faster, uses less CPU)"
+    )
+    print(
         f"   {'command':<52} {'wall s':>7} {'rows/s':>11} {'CPU s':>7} {'peak MB':>8} "
-        f"{'VW/this, wall':>14} {'(CPU)':>6}"
+        f"{'wall ratio':>11} {'CPU ratio':>10}"
     )
     for name, runs in measured.items():
         wall, cpu, peak = (statistics.median(run[i] for run in runs) for i in range(3))
@@ -135,11 +154,11 @@ def table(title, measured, reference, n_rows):
             other[0] / run[0] for run, other in zip(runs, measured[reference])
         )
         cpu_ratio = statistics.median(
-            other[1] / run[1] for run, other in zip(runs, measured[reference])
+            other[1] / run[1] for run, other in zip(runs, measured[cpu_reference])
         )
         print(
             f"   {name:<52} {wall:7.2f} {n_rows / wall:11,.0f} {cpu:7.2f} {peak:8.0f} "
-            f"{ratio:14.2f} {cpu_ratio:6.2f}"
+            f"{ratio:11.2f} {cpu_ratio:10.2f}"
         )
     sys.stdout.flush()
 
@@ -191,137 +210,160 @@ def vw_on_one_core(name, command):
     return {f"{name}, one core": ["taskset", "-c", "0", *command]}
 
 
-def click_columns(n_rows, seed):
-    """The click log's label (0/1) and its columns' value codes (one array per column).
-
-    Each column's values follow a Zipf-like law (the k-th most frequent value
-    has probability proportional to 1 / k**1.1); the label is drawn from a
-    logistic model of a random effect per value of 8 of the columns.
-    """
-    rng = np.random.default_rng(seed)
-    codes, margin = [], np.full(n_rows, -1.5)
-    for column, cardinality in enumerate(np.resize(CARDINALITIES, CLICK_COLUMNS)):
-        weights = 1.0 / np.arange(1, cardinality + 1) ** 1.1
-        values = np.searchsorted(np.cumsum(weights / weights.sum()), rng.random(n_rows))
-        values = np.minimum(values, cardinality - 1)
-        codes.append(values)
-        if column % 5 < 2:
-            margin += rng.normal(0, 0.5, cardinality)[values]
-    label = (rng.random(n_rows) < 1 / (1 + np.exp(-margin))).astype(np.uint8)
-    return label, codes
+CLICK_FORMATS = ("csv", "parquet", "vw")
+# datatable's reader and FTRL, as a process of their own: fread the CSV file,
+# one epoch of Ftrl (skftrl's alpha and beta) on every column but the label,
+# the model saved, as every other command saves its model.
+DATATABLE = """
+import pickle, sys
+import datatable as dt
+from datatable.models import Ftrl
+path, label, model_path = sys.argv[1:]
+frame = dt.fread(path)
+model = Ftrl(nbins=2**20, alpha=0.1, beta=1.0, nepochs=1)
+model.fit(frame[:, [name for name in frame.names if name != label]], frame[:, label])
+with open(model_path, "wb") as file:
+    pickle.dump(model, file)
+"""
 
 
-def fixed_width_lines(pieces, n_rows):
-    """Lines of fixed-width fields, built as one byte matrix: each piece is
-    bytes (the same in every row) or an ``(array, width)`` of numbers
-    written with ``width`` digits."""
-    width = sum(len(piece) if isinstance(piece, bytes) else piece[1] for piece in pieces)
-    lines = np.empty((n_rows, width + 1), dtype=np.uint8)
-    at = 0
-    for piece in pieces:
-        if isinstance(piece, bytes):
-            lines[:, at : at + len(piece)] = np.frombuffer(piece, dtype=np.uint8)
-            at += len(piece)
-            continue
-        numbers, digits = piece
-        for digit in range(digits):
-            lines[:, at + digits - 1 - digit] = 48 + (numbers // 10**digit) % 10
-        at += digits
-    lines[:, -1] = 10
-    return lines.tobytes()
+def installed(package):
+    """Whether ``package`` can be imported, without importing it: a command's
+    peak memory counts that of this process, which must stay small."""
+    return importlib.util.find_spec(package) is not None
 
 
-def write_click_files(directory, n_rows, seed=0):
-    """The click log as CSV (``clicked``, c00..c19; values k00000..k99999),
-    ``click{n_rows}.csv``, and as VW text, ``click{n_rows}.vw``."""
-    csv_path = os.path.join(directory, f"click{n_rows}.csv")
-    vw_path = os.path.join(directory, f"click{n_rows}.vw")
-    names = [f"c{column:02d}" for column in range(CLICK_COLUMNS)]
-    with open(csv_path, "wb") as csv_file, open(vw_path, "wb") as vw_file:
-        csv_file.write(("clicked," + ",".join(names) + "\n").encode())
-        block = 500_000
-        for start in range(0, n_rows, block):
-            rows = min(block, n_rows - start)
-            label, codes = click_columns(rows, seed + start)
-            csv_pieces, vw_pieces = [(label, 1)], [(label, 1), b" |f"]
-            for name, values in zip(names, codes):
-                csv_pieces += [b",k", (values, 5)]
-                vw_pieces += [f" {name}=k".encode(), (values, 5)]
-            csv_file.write(fixed_width_lines(csv_pieces, rows))
-            # VW's logistic loss reads -1/+1 labels: 0 becomes "-", then the digit 0 -> "-1".
-            vw_lines = (
-                np.frombuffer(fixed_width_lines([b" ", *vw_pieces], rows), dtype=np.uint8)
-                .reshape(rows, -1)
-                .copy()
-            )
-            negative = vw_lines[:, 1] == ord("0")
-            vw_lines[negative, 0], vw_lines[negative, 1] = ord("-"), ord("1")
-            vw_file.write(vw_lines.tobytes())
+def size_name(n_rows):
+    """``1m`` for 1,000,000 rows, ``500k`` for 500,000, else the number."""
+    for size, suffix in ((10**6, "m"), (10**3, "k")):
+        if n_rows % size == 0:
+            return f"{n_rows // size}{suffix}"
+    return str(n_rows)
 
 
-def parquet_copy(csv_path, directory):
-    """The table of a CSV file written as Parquet by a child process (the
-    commands' memory counts the pages of this one), or None without pyarrow."""
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return None
-    parquet_path = os.path.join(directory, os.path.basename(csv_path) + ".parquet")
-
-    def write():
-        import pyarrow.csv
+def rows_in(path, file_format):
+    """The rows of a click file: its lines (less the CSV header), or the
+    row count of the Parquet footer."""
+    if file_format == "parquet":
         import pyarrow.parquet
 
-        pyarrow.parquet.write_table(pyarrow.csv.read_csv(csv_path), parquet_path)
+        return pyarrow.parquet.read_metadata(path).num_rows
+    lines = 0
+    with open(path, "rb") as file:
+        while block := file.read(2**24):
+            lines += block.count(b"\n")
+    return lines - (file_format == "csv")
 
-    writer = multiprocessing.get_context("fork").Process(target=write)
-    writer.start()
-    writer.join()
-    return parquet_path
+
+def click_file(path, n_rows, file_format):
+    """Write ``write_click_table(path, n_rows, random_state=0)`` unless the
+    file exists, which must then hold ``n_rows`` rows (a file still being
+    written, or of another size, is an error, not a measurement)."""
+    if os.path.exists(path):
+        found = rows_in(path, file_format)
+        if found != n_rows:
+            raise SystemExit(f"{path} holds {found:,} rows, not {n_rows:,}: remove it")
+        return
+    from skftrl.datasets import write_click_table
+
+    # Written under another name, then renamed: an interrupted run leaves no
+    # partial file under the name that a later run would take as complete.
+    partial = f"{path}.{os.getpid()}.partial"
+    write_click_table(partial, n_rows, random_state=0, file_format=file_format)
+    os.replace(partial, path)
 
 
-def click_speed(directory, row_counts, repeats, baseline, warmup=1):
-    for n_rows in row_counts:
-        # Written by a child process: a command's peak memory counts the
-        # pages of the process it is forked from, which must stay small.
-        writer = multiprocessing.get_context("fork").Process(
-            target=write_click_files, args=(directory, n_rows)
+def click_files(directory, n_rows):
+    """``{format: path}`` of the click table of ``n_rows`` rows in
+    ``directory`` (``c1m.csv``, ``c1m.parquet``, ``c1m.vw`` for 1,000,000
+    rows; no Parquet without pyarrow), each written if missing."""
+    formats = CLICK_FORMATS if installed("pyarrow") else ("csv", "vw")
+    paths = {}
+    for file_format in formats:
+        path = os.path.join(directory, f"c{size_name(n_rows)}.{file_format}")
+        # Checked and written by a child process: a command's peak memory
+        # counts the pages of the process it is started from, which must
+        # stay small (no pyarrow, no table).
+        child = multiprocessing.get_context("fork").Process(
+            target=click_file, args=(path, n_rows, file_format)
         )
-        writer.start()
-        writer.join()
-        csv_path = os.path.join(directory, f"click{n_rows}.csv")
-        vw_path = os.path.join(directory, f"click{n_rows}.vw")
-        parquet_path = parquet_copy(csv_path, directory)
-        plain = ["train", csv_path, "--label-column", "clicked", "--hash-bits", 20]
-        plain += ["--model", "m", "--quiet"]
-        commands = {}
-        packages = {"": None} if baseline is None else {"": None, " (baseline)": baseline}
-        for suffix, package in packages.items():
-            commands["skftrl train --hash-bits 20" + suffix] = skftrl(*plain, package=package)
-            commands["skftrl train --hash-bits 20 --classes 0,1" + suffix] = skftrl(
-                *plain, "--classes", "0,1", package=package
+        child.start()
+        child.join()
+        if child.exitcode != 0:
+            raise SystemExit(f"the click table {path} could not be written or checked")
+        paths[file_format] = path
+    return paths
+
+
+def click_commands(paths, baseline):
+    """The commands of the click table, by name: one pass each, 2**20 columns."""
+    options = ["--hash-bits", 20, "--model", "m", "--quiet"]
+    on_table = ["--label-column", "click", "--classes", "0,1", *options]
+    commands = {}
+    packages = {"": None} if baseline is None else {"": None, " (baseline)": baseline}
+    for suffix, package in packages.items():
+        commands["skftrl train, CSV" + suffix] = skftrl(
+            "train", paths["csv"], *on_table, package=package
+        )
+        if "parquet" in paths:
+            commands["skftrl train, Parquet" + suffix] = skftrl(
+                "train", paths["parquet"], *on_table, package=package
             )
-            on_vw_text = ["train", vw_path, "--hash-bits", 20, "--classes=-1,1"]
-            commands["skftrl train --classes=-1,1, the VW text" + suffix] = skftrl(
-                *on_vw_text, "--model", "m", "--quiet", package=package
-            )
-            if parquet_path is not None:
-                commands["skftrl train --hash-bits 20, the Parquet file" + suffix] = skftrl(
-                    "train", parquet_path, *plain[2:], package=package
-                )
-        commands["vw --ftrl -b 20"] = [*VW, "-d", vw_path, "-f", "vw.model", "-b", "20"]
-        commands.update(vw_on_one_core("vw --ftrl -b 20", commands["vw --ftrl -b 20"]))
+        commands["skftrl train, VW text (--classes=-1,1)" + suffix] = skftrl(
+            "train", paths["vw"], "--classes=-1,1", *options, package=package
+        )
+    commands["vw --ftrl -b 20"] = [*VW, "-d", paths["vw"], "-f", "vw.model", "-b", "20"]
+    commands.update(vw_on_one_core("vw --ftrl -b 20", commands["vw --ftrl -b 20"]))
+    if installed("datatable"):
+        commands["datatable fread + Ftrl, CSV"] = [
+            sys.executable, "-c", DATATABLE, paths["csv"], "click", "dt.model"
+        ]  # fmt: skip
+    else:
+        print("   (datatable is not installed: its row left out)")
+    return commands
+
+
+def click_speed(directory, data_dir, row_counts, repeats, baseline, warmup=1):
+    """One table per size of the click table, its files in ``data_dir`` (kept)
+    or, if None, in ``directory`` (removed after their table); then each
+    command's peak memory at each size."""
+    peaks = {}
+    for n_rows in row_counts:
+        if data_dir is not None:
+            os.makedirs(data_dir, exist_ok=True)
+        paths = click_files(directory if data_dir is None else data_dir, n_rows)
+        commands = click_commands(paths, baseline)
         measured = interleaved(commands, directory, repeats, warmup)
+        one_core = "vw --ftrl -b 20, one core"
         table(
-            f"2. one pass over the click CSV ({n_rows:,} rows, 20 categorical columns), "
-            f"median of {repeats} turns",
+            f"2. one pass over the click table ({n_rows:,} rows, skftrl.datasets."
+            f"write_click_table), median of {repeats} turns",
             measured,
             "vw --ftrl -b 20",
             n_rows,
+            cpu_reference=one_core if one_core in measured else "vw --ftrl -b 20",
         )
-        for path in (csv_path, vw_path, parquet_path):
-            if os.path.exists(path):
+        peaks[n_rows] = {
+            name: statistics.median(run[2] for run in runs) for name, runs in measured.items()
+        }
+        if data_dir is None:  # the temporary copies: the next size's need the room
+            for path in paths.values():
                 os.remove(path)
+    if len(peaks) > 1:
+        sizes = sorted(peaks)
+        largest = size_name(sizes[-1])
+        print(
+            "   peak memory, MB at each size, and its ratio at the largest size to each "
+            "smaller (1.00: flat):"
+        )
+        heads = [f"{size_name(n)} MB" for n in sizes]
+        heads += [f"{largest}/{size_name(n)}" for n in sizes[:-1]]
+        print(f"   {'command':<52} " + " ".join(f"{head:>9}" for head in heads))
+        for name in peaks[sizes[-1]]:
+            cells = [f"{peaks[n][name]:9,.0f}" for n in sizes]
+            cells += [f"{peaks[sizes[-1]][name] / peaks[n][name]:9.2f}" for n in sizes[:-1]]
+            print(f"   {name:<52} " + " ".join(cells))
+        sys.stdout.flush()
 
 
 def memory(directory, repeats):
@@ -448,9 +490,15 @@ def main():
     parser.add_argument(
         "--click-rows",
         default="500000",
-        help="rows of the click CSV, comma-separated (default 500000; a larger "
-        "size, 10000000, writes: about 1.4 GB of CSV and 2.3 GB of VW text in the temporary "
-        "directory)",
+        help="rows of the click table, comma-separated sizes (default 500000; 10000000 "
+        "rows are about 1 GB of CSV, 0.3 GB of Parquet and 3.3 GB of VW text, minutes to "
+        "write)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="where the click files are: written there if missing, and kept (default: "
+        "the temporary directory, deleted at the end)",
     )
     parser.add_argument(
         "--skip", default="", help="comma-separated tables to leave out: libsvm, click, memory"
@@ -460,7 +508,7 @@ def main():
         "--click-warmup",
         type=int,
         default=1,
-        help="warm-up runs of each click CSV command (default 1; 0 for the long files)",
+        help="warm-up runs of each click table command (default 1)",
     )
     parser.add_argument(
         "--baseline", metavar="DIR", help="also time the skftrl package found in DIR"
@@ -473,7 +521,8 @@ def main():
             libsvm_speed(directory, args.a9a_copies, args.repeats, baseline)
         if "click" not in skip:
             rows = [int(float(n)) for n in args.click_rows.split(",")]
-            click_speed(directory, rows, args.repeats, baseline, args.click_warmup)
+            data_dir = None if args.data_dir is None else os.path.abspath(args.data_dir)
+            click_speed(directory, data_dir, rows, args.repeats, baseline, args.click_warmup)
         if "memory" not in skip:
             memory(directory, args.repeats)
         if args.profile:
