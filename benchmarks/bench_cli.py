@@ -31,11 +31,13 @@ Every command is a whole process (imports, reading, training, saving the
 model), run after one warm-up run; the commands of a table take turns, in a
 rotating order, ``--repeats`` times. Each table gives the median wall time,
 CPU time (user + system) and peak resident memory of each command, and the
-median over the turns of the paired ratio VW wall time / skftrl wall time
-(above 1: skftrl is faster). The load average is printed: on a shared
-machine wall times are noisy, and the paired ratios of interleaved runs are
-the figures to compare. ``--baseline DIR`` adds the commands of another
-skftrl (an exported checkout: ``git archive REV skftrl | tar -x -C DIR``).
+medians over the turns of the paired ratios VW wall time / its wall time
+(above 1: it is faster) and VW CPU time / its CPU time (the click tables:
+VW on one core, whose CPU time is not inflated by its threads' waiting).
+The load average is printed: on a shared machine wall times are noisy, and
+the paired ratios of interleaved runs are the figures to compare.
+``--baseline DIR`` adds the commands of another skftrl (an exported
+checkout: ``git archive REV skftrl | tar -x -C DIR``).
 Every file is written to a temporary directory, deleted at the end, except
 the click files with ``--data-dir DIR``: written there if missing (10**7
 rows take minutes: about 1 GB of CSV, 0.3 GB of Parquet, 3.3 GB of VW text),
