@@ -67,11 +67,16 @@ class Factorized:
     computed once, for all the chunks cut from it. Others (a pandas
     categorical may list categories no row holds) hash the values their rows
     use, chunk by chunk.
+
+    A column of integers (:meth:`of_integers`) keeps its distinct values as
+    int64 too (``integers``), which numba hashes without Python strings.
     """
 
-    __slots__ = ("lazy", "codes", "missing", "numbers", "cache", "parts", "text")
+    __slots__ = ("lazy", "codes", "missing", "numbers", "cache", "parts", "text", "integers")
 
-    def __init__(self, distinct, codes, missing=None, numbers=None, cached=False, text=None):
+    def __init__(
+        self, distinct, codes, missing=None, numbers=None, cached=False, text=None, integers=None
+    ):
         # A pyarrow array (a reader's dictionary) becomes Python strings only
         # when they are asked for: the hashing reads its bytes (``text``).
         if not isinstance(distinct, LazyValues):
@@ -91,6 +96,17 @@ class Factorized:
         # Of strings read by pyarrow: their UTF-8 bytes and offsets
         # (tables.arrow_text), which numba hashes without Python strings.
         self.text = text
+        self.integers = integers
+
+    @classmethod
+    def of_integers(cls, distinct, codes):
+        """The ``cached`` column of a numpy integer array of distinct values,
+        each held by a row, and the codes of the rows (-1: missing): Python
+        ints when asked for (exact, beyond 2**53), int64 for numba."""
+        exact = distinct.dtype.kind == "i" or not len(distinct) or distinct.max() < 2**63
+        integers = distinct.astype(np.int64) if exact else None
+        lazy = LazyValues(distinct.tolist, len(distinct))
+        return cls(lazy, codes, cached=True, integers=integers)
 
     @property
     def distinct(self):
@@ -103,7 +119,9 @@ class Factorized:
 
     def with_codes(self, codes, missing=None, numbers=None):
         """The same distinct values (and their hashes) with other codes."""
-        column = Factorized(self.lazy, codes, missing, numbers, text=self.text)
+        column = Factorized(
+            self.lazy, codes, missing, numbers, text=self.text, integers=self.integers
+        )
         column.cache, column.parts = self.cache, self.parts
         return column
 
@@ -162,12 +180,14 @@ class Factorized:
             return None
         hashes = self.cache.get(field)
         if hashes is None:
-            compiled = compiled_hashing() if self.text is not None else None
+            compiled = compiled_hashing()
+            prefix = np.frombuffer(f"{field}=".encode(), dtype=np.uint8)
             if self.parts is not None:
                 hashes = np.concatenate([part.hashes_of(field) for part in self.parts])
-            elif compiled is not None:
-                prefix = np.frombuffer(f"{field}=".encode(), dtype=np.uint8)
+            elif compiled is not None and self.text is not None:
                 hashes = compiled.hash_prefixed(prefix, *self.text)
+            elif compiled is not None and self.integers is not None:
+                hashes = compiled.hash_integers(prefix, self.integers)
             else:
                 hashes = hash_names(category_names(field, self.distinct))
             self.cache[field] = hashes

@@ -3,6 +3,9 @@
 :func:`murmurhash3` hashes bytes as :func:`._hashing.hash_names` hashes a
 name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
 and :func:`hash_prefixed`, for pyarrow's strings, use it).
+:func:`hash_integers` hashes integers as the names of their decimal text
+(``field=1005``), which :func:`._value_text.value_text` gives them, without
+Python strings.
 
 :func:`canonical_rows`: one pass over the rows, each row's entries sorted
 and added up by :func:`add_row` (which the compiled VW reader's rows use
@@ -170,4 +173,40 @@ def hash_prefixed(prefix, data, offsets):
         for j in range(length):
             name[len(prefix) + j] = data[start + j]
         hashes[i] = murmurhash3(name, 0, len(prefix) + length)
+    return hashes
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _decimal(name, start, value):
+    """Write the decimal text of the integer ``value`` (as ``str(int(value))``
+    writes it) into ``name`` from ``start``; the end of the text."""
+    if value < 0:
+        name[start] = 45  # "-"
+        start += 1
+        # -(value + 1) never overflows, even at the smallest int64.
+        magnitude = np.uint64(-(value + 1)) + np.uint64(1)
+    else:
+        magnitude = np.uint64(value)
+    end = start + 1
+    rest = magnitude // np.uint64(10)
+    while rest:
+        end += 1
+        rest //= np.uint64(10)
+    for j in range(end - 1, start - 1, -1):
+        name[j] = np.uint8(np.uint64(48) + magnitude % np.uint64(10))
+        magnitude //= np.uint64(10)
+    return end
+
+
+@njit(cache=cache, nogil=True)
+def hash_integers(prefix, values):
+    """The :func:`murmurhash3` of ``prefix`` followed by the decimal text of
+    each integer of ``values`` (int64): :func:`._hashing.hash_names` of
+    ``prefix + str(value)``, as int64."""
+    n_prefix = len(prefix)
+    name = np.empty(n_prefix + 20, dtype=np.uint8)  # "-" and 19 digits at most
+    name[:n_prefix] = prefix
+    hashes = np.empty(len(values), dtype=np.int64)
+    for i in range(len(values)):
+        hashes[i] = murmurhash3(name, 0, _decimal(name, n_prefix, values[i]))
     return hashes

@@ -106,7 +106,7 @@ def integers_column(integers):
     each value exact: Python ints, not floats, which hold integers beyond
     2**53 only approximately."""
     distinct, codes = np.unique(integers, return_inverse=True)
-    return Column(categories=Factorized(distinct.astype(object), codes.reshape(-1)))
+    return Column(categories=Factorized.of_integers(distinct, codes.reshape(-1)))
 
 
 def numpy_column(values, by_value):
@@ -146,7 +146,9 @@ def pandas_column(series, by_value):
         by_value = integers
     if by_value and integers:
         codes, distinct = pd.factorize(series, use_na_sentinel=True)
-        return Column(categories=Factorized(np.asarray(distinct, dtype=object), codes))
+        # pandas' Int dtypes (of an extension array) hold numpy's.
+        kind = getattr(distinct.dtype, "numpy_dtype", distinct.dtype)
+        return Column(categories=Factorized.of_integers(np.asarray(distinct, dtype=kind), codes))
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
         return numbers_column(numbers, by_value)
@@ -167,7 +169,9 @@ def arrow_column(array, by_value):
         by_value = pa.types.is_integer(kind)
     if by_value and pa.types.is_integer(kind):  # exact, not made floats
         array = pc.dictionary_encode(array)
-    elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        distinct = array.dictionary.to_numpy(zero_copy_only=False)
+        return Column(categories=Factorized.of_integers(distinct, dictionary_codes(array)))
+    if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
         # Integers beyond 2**53 as their nearest floats, as numpy makes them.
         floats = array.cast(pa.float64(), safe=False)
         numbers = pc.fill_null(floats, np.nan).to_numpy(zero_copy_only=False)
