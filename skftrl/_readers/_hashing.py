@@ -371,15 +371,16 @@ def category_names(field, values):
 
 def field_rows(field, column, n_rows, named=False):
     """The :class:`FieldRows` of a field's :class:`Column` of ``n_rows`` rows."""
-    hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
-    names = np.full(n_rows, None, dtype=object) if named else None
+    hashes = values = names = None
+    if named:
+        names = np.full(n_rows, None, dtype=object)
     if column.numbers is not None:
         numbers = column.numbers
-        has = numbers != 0  # a zero adds no feature; NaN (missing) is not one
-        hashes[:] = hash_names([field])[0]
-        values[has] = numbers[has]
+        hashes = np.full(n_rows, hash_names([field])[0], dtype=np.int64)
+        # A zero adds no feature; NaN (missing) is not one.
+        values = np.where(numbers != 0, numbers, np.nan)
         if named:
-            names[has & ~np.isnan(numbers)] = field
+            names[(numbers != 0) & ~np.isnan(numbers)] = field
     if column.categories is not None:
         categories = column.categories
         distinct_hashes = None if named else categories.hashes_of(field)
@@ -389,15 +390,20 @@ def field_rows(field, column, n_rows, named=False):
             distinct_names[used] = category_names(field, categories.distinct[used])
             distinct_hashes = np.zeros(len(categories.distinct), dtype=np.int64)
             distinct_hashes[used] = hash_names(distinct_names[used])
-        codes = categories.codes
+        # numpy indexes with intp codes about twice as fast as with int32 ones.
+        codes = categories.codes.astype(np.intp, copy=False)
         has = codes >= 0
-        if has.all():  # the common case, without the copies of a mask
+        if hashes is None and has.all():  # the common case, without the copies of a mask
             hashes, values = distinct_hashes[codes], np.ones(n_rows)
         else:
+            if hashes is None:
+                hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
             hashes[has] = distinct_hashes[codes[has]]
             values[has] = 1.0
         if named:
             names[has] = distinct_names[codes[has]]
+    if hashes is None:  # a column of neither: no feature
+        hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
     return FieldRows(hashes, values, names)
 
 
@@ -499,7 +505,10 @@ def fields_matrix(fields, n_rows, hash_bits):
     if not fields:
         return sp.csr_matrix(shape)
     # Fields first: each field's rows copied whole, not spread.
-    columns = columns_of(np.stack([field.hashes for field in fields]), hash_bits)
+    # The columns of the hashes (columns_of) in place, without temporaries.
+    columns = np.stack([field.hashes for field in fields])
+    np.abs(columns, out=columns)
+    columns &= 2**hash_bits - 1
     values = np.stack([field.values for field in fields])
     return canonical_matrix(*canonical_rows(columns, values), shape)
 

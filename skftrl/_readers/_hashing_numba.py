@@ -210,3 +210,35 @@ def hash_integers(prefix, values):
     for i in range(len(values)):
         hashes[i] = murmurhash3(name, 0, _decimal(name, n_prefix, values[i]))
     return hashes
+
+
+@njit(cache=cache, nogil=True)
+def factorize_integers(values, present):
+    """``(distinct, codes)`` of the int64 ``values`` where ``present``: each
+    distinct value once, in the order rows first hold it, and each row's
+    index among them (-1 where not present). A hash table of open
+    addressing: one pass, no sort."""
+    n_values = len(values)
+    bits = 1
+    while (1 << bits) < 2 * n_values:  # at most half full
+        bits += 1
+    size = 1 << bits
+    slots = np.full(size, -1, dtype=np.int64)  # an index into distinct, -1: empty
+    distinct = np.empty(n_values, dtype=np.int64)
+    codes = np.empty(n_values, dtype=np.intp)
+    n_distinct = 0
+    for i in range(n_values):
+        if not present[i]:
+            codes[i] = -1
+            continue
+        value = values[i]
+        # Fibonacci hashing: the high bits of the product spread close values.
+        slot = np.int64((np.uint64(value) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+        while slots[slot] >= 0 and distinct[slots[slot]] != value:
+            slot = (slot + 1) & (size - 1)
+        if slots[slot] < 0:
+            slots[slot] = n_distinct
+            distinct[n_distinct] = value
+            n_distinct += 1
+        codes[i] = slots[slot]
+    return distinct[:n_distinct].copy(), codes
