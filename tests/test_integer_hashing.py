@@ -104,3 +104,21 @@ def test_integer_columns_of_arrow_parquet_and_csv_hash_as_their_text(
     (tmp_path / "t.csv").write_text(text)
     ((X, _, _),) = iter_csv(tmp_path / "t.csv", label_column="y", hasher=hasher)
     assert equal(X, expected)
+
+
+@needs_numba
+def test_compiled_factorization_of_integers_is_numpys():
+    """Each present value's code points at it, the distinct values are
+    numpy's unique ones (each once), a row not present has code -1."""
+    from skftrl._readers._hashing_numba import factorize_integers
+
+    rng = np.random.default_rng(1)
+    for n_values in [0, 1, 7, 1000, 30000]:
+        pool = np.array(EDGES + [-5, 3, 2**40], dtype=np.int64)
+        values = np.concatenate([pool, rng.integers(-50, 50, n_values)])[:n_values]
+        values = rng.permutation(np.concatenate([values, values[: n_values // 2]]))
+        present = rng.random(len(values)) < 0.9
+        distinct, codes = factorize_integers(values, present)
+        assert np.array_equal(codes < 0, ~present)
+        assert np.array_equal(distinct[codes[present]], values[present])
+        assert np.array_equal(np.sort(distinct), np.unique(values[present]))

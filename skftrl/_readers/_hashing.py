@@ -369,8 +369,10 @@ def category_names(field, values):
         return [prefix + value_text(value) for value in values]
 
 
-def field_rows(field, column, n_rows, named=False):
-    """The :class:`FieldRows` of a field's :class:`Column` of ``n_rows`` rows."""
+def field_rows(field, column, n_rows, named=False, ones=None):
+    """The :class:`FieldRows` of a field's :class:`Column` of ``n_rows`` rows;
+    ``ones``, a read-only array of ``n_rows`` ones, is the values of a
+    column of categories in every row (shared by the fields of a table)."""
     hashes = values = names = None
     if named:
         names = np.full(n_rows, None, dtype=object)
@@ -394,7 +396,7 @@ def field_rows(field, column, n_rows, named=False):
         codes = categories.codes.astype(np.intp, copy=False)
         has = codes >= 0
         if hashes is None and has.all():  # the common case, without the copies of a mask
-            hashes, values = distinct_hashes[codes], np.ones(n_rows)
+            hashes, values = distinct_hashes[codes], np.ones(n_rows) if ones is None else ones
         else:
             if hashes is None:
                 hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
@@ -427,7 +429,11 @@ def crossed_rows(fields):
 def table_fields(columns, n_rows, interactions=(), named=False):
     """The :class:`FieldRows` of ``columns`` (field -> :class:`Column`), then
     of each interaction (a tuple of fields)."""
-    fields = {field: field_rows(field, column, n_rows, named) for field, column in columns.items()}
+    ones = np.ones(n_rows)
+    ones.flags.writeable = False  # shared by the fields: never written
+    fields = {
+        field: field_rows(field, column, n_rows, named, ones) for field, column in columns.items()
+    }
     # A field no row has (a key of no dict of a list of rows) crosses to none.
     none = field_rows("", Column(), n_rows, named)
     crossed_fields = []
