@@ -174,6 +174,12 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         X_hashed : scipy.sparse.csr_matrix of shape (n_samples, 2**hash_bits)
             The features of each row, float64.
         """
+        self._validate_params()
+        return self._hashed(X)
+
+    def _hashed(self, X):
+        """:meth:`transform` of a hasher whose parameters are checked: the
+        readers check them once, not for each batch."""
         fields, n_rows, names = self._fields(X, named=False)
         X_hashed = fields_matrix(fields, n_rows, self.hash_bits)
         if not np.isfinite(X_hashed.data).all():
@@ -206,6 +212,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             sorted names of those features: ``column=value`` for a category,
             ``column`` for a number, ``a=x^b=y`` for a cross.
         """
+        self._validate_params()
         fields, _, _ = self._fields(X, named=True)
         features = concatenate_features([field.features() for field in fields], named=True)
         return names_by_column(features, self.hash_bits)
@@ -266,7 +273,6 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         return categorical, numeric
 
     def _fields(self, X, named):
-        self._validate_params()
         interactions = self._checked_interactions()
         categorical, numeric = self._checked_kinds()
         columns, n_rows = table_columns(X, categorical, numeric)

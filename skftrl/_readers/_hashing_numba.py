@@ -3,6 +3,9 @@
 :func:`murmurhash3` hashes bytes as :func:`._hashing.hash_names` hashes a
 name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
 and :func:`hash_prefixed`, for pyarrow's strings, use it).
+:func:`hash_integers` hashes integers as the names of their decimal text
+(``field=1005``), which :func:`._value_text.value_text` gives them, without
+Python strings.
 
 :func:`canonical_rows`: one pass over the rows, each row's entries sorted
 and added up by :func:`add_row` (which the compiled VW reader's rows use
@@ -171,3 +174,71 @@ def hash_prefixed(prefix, data, offsets):
             name[len(prefix) + j] = data[start + j]
         hashes[i] = murmurhash3(name, 0, len(prefix) + length)
     return hashes
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _decimal(name, start, value):
+    """Write the decimal text of the integer ``value`` (as ``str(int(value))``
+    writes it) into ``name`` from ``start``; the end of the text."""
+    if value < 0:
+        name[start] = 45  # "-"
+        start += 1
+        # -(value + 1) never overflows, even at the smallest int64.
+        magnitude = np.uint64(-(value + 1)) + np.uint64(1)
+    else:
+        magnitude = np.uint64(value)
+    end = start + 1
+    rest = magnitude // np.uint64(10)
+    while rest:
+        end += 1
+        rest //= np.uint64(10)
+    for j in range(end - 1, start - 1, -1):
+        name[j] = np.uint8(np.uint64(48) + magnitude % np.uint64(10))
+        magnitude //= np.uint64(10)
+    return end
+
+
+@njit(cache=cache, nogil=True)
+def hash_integers(prefix, values):
+    """The :func:`murmurhash3` of ``prefix`` followed by the decimal text of
+    each integer of ``values`` (int64): :func:`._hashing.hash_names` of
+    ``prefix + str(value)``, as int64."""
+    n_prefix = len(prefix)
+    name = np.empty(n_prefix + 20, dtype=np.uint8)  # "-" and 19 digits at most
+    name[:n_prefix] = prefix
+    hashes = np.empty(len(values), dtype=np.int64)
+    for i in range(len(values)):
+        hashes[i] = murmurhash3(name, 0, _decimal(name, n_prefix, values[i]))
+    return hashes
+
+
+@njit(cache=cache, nogil=True)
+def factorize_integers(values, present):
+    """``(distinct, codes)`` of the int64 ``values`` where ``present``: each
+    distinct value once, in the order rows first hold it, and each row's
+    index among them (-1 where not present). A hash table of open
+    addressing: one pass, no sort."""
+    n_values = len(values)
+    bits = 1
+    while (1 << bits) < 2 * n_values:  # at most half full
+        bits += 1
+    size = 1 << bits
+    slots = np.full(size, -1, dtype=np.int64)  # an index into distinct, -1: empty
+    distinct = np.empty(n_values, dtype=np.int64)
+    codes = np.empty(n_values, dtype=np.intp)
+    n_distinct = 0
+    for i in range(n_values):
+        if not present[i]:
+            codes[i] = -1
+            continue
+        value = values[i]
+        # Fibonacci hashing: the high bits of the product spread close values.
+        slot = np.int64((np.uint64(value) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
+        while slots[slot] >= 0 and distinct[slots[slot]] != value:
+            slot = (slot + 1) & (size - 1)
+        if slots[slot] < 0:
+            slots[slot] = n_distinct
+            distinct[n_distinct] = value
+            n_distinct += 1
+        codes[i] = slots[slot]
+    return distinct[:n_distinct].copy(), codes

@@ -39,7 +39,7 @@ from numbers import Real
 
 import numpy as np
 
-from ._hashing import Column, Factorized, factorize
+from ._hashing import Column, Factorized, compiled_hashing, factorize
 from ._value_text import fraction_text, offset_text, value_text
 
 # ``by_value`` of a column neither ``categorical`` nor ``numeric``: its type decides.
@@ -105,8 +105,18 @@ def integers_column(integers):
     """The :class:`Column` of categories of an integer array (none missing),
     each value exact: Python ints, not floats, which hold integers beyond
     2**53 only approximately."""
-    distinct, codes = np.unique(integers, return_inverse=True)
-    return Column(categories=Factorized(distinct.astype(object), codes.reshape(-1)))
+    compiled = compiled_hashing()
+    if compiled is not None and fits_int64(integers.dtype):
+        present = np.ones(len(integers), dtype=bool)
+        distinct, codes = compiled.factorize_integers(integers.astype(np.int64), present)
+    else:
+        distinct, codes = np.unique(integers, return_inverse=True)
+    return Column(categories=Factorized.of_integers(distinct, codes.reshape(-1)))
+
+
+def fits_int64(dtype):
+    """Whether every integer of a numpy integer dtype is an int64."""
+    return dtype.kind == "i" or dtype.itemsize < 8
 
 
 def numpy_column(values, by_value):
@@ -146,7 +156,9 @@ def pandas_column(series, by_value):
         by_value = integers
     if by_value and integers:
         codes, distinct = pd.factorize(series, use_na_sentinel=True)
-        return Column(categories=Factorized(np.asarray(distinct, dtype=object), codes))
+        # pandas' Int dtypes (of an extension array) hold numpy's.
+        kind = getattr(distinct.dtype, "numpy_dtype", distinct.dtype)
+        return Column(categories=Factorized.of_integers(np.asarray(distinct, dtype=kind), codes))
     if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
         numbers = series.to_numpy(dtype=np.float64, na_value=np.nan)
         return numbers_column(numbers, by_value)
@@ -166,8 +178,21 @@ def arrow_column(array, by_value):
     if by_value is BY_TYPE:
         by_value = pa.types.is_integer(kind)
     if by_value and pa.types.is_integer(kind):  # exact, not made floats
+        compiled = compiled_hashing()
+        if compiled is not None and kind != pa.uint64():
+            # Factorized by numba: a few times faster than dictionary_encode.
+            present = np.ones(len(array), dtype=bool)
+            values = array
+            if array.null_count:
+                present = array.is_valid().to_numpy(zero_copy_only=False)
+                values = pc.fill_null(array, 0)
+            values = values.cast(pa.int64()) if kind != pa.int64() else values
+            distinct, codes = compiled.factorize_integers(values.to_numpy(), present)
+            return Column(categories=Factorized.of_integers(distinct, codes))
         array = pc.dictionary_encode(array)
-    elif pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        distinct = array.dictionary.to_numpy(zero_copy_only=False)
+        return Column(categories=Factorized.of_integers(distinct, dictionary_codes(array)))
+    if pa.types.is_boolean(kind) or pa.types.is_integer(kind) or pa.types.is_floating(kind):
         # Integers beyond 2**53 as their nearest floats, as numpy makes them.
         floats = array.cast(pa.float64(), safe=False)
         numbers = pc.fill_null(floats, np.nan).to_numpy(zero_copy_only=False)
@@ -255,6 +280,8 @@ def dictionary_codes(array):
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if not array.null_count:  # numpy's view of Arrow's (int32) codes, not a copy
+        return array.indices.to_numpy()
     return pc.fill_null(array.indices.cast(pa.int64()), -1).to_numpy(zero_copy_only=False)
 
 

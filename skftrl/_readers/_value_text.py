@@ -14,7 +14,8 @@ def value_text(value):
 
     - strings as they are; bytes as their UTF-8 text (a byte that is not
       UTF-8 as ``\\xNN``);
-    - integers as their exact decimal text, floats integral as integers
+    - integers as their exact decimal text (which numba writes and hashes
+      from int64 too: ``_hashing_numba.hash_integers``), floats integral as integers
       (``13.0`` as ``13``), others as Python writes them (``2.5``);
       decimals as their exact value, in the shortest form (``2.50`` as
       ``2.5``, ``2.0`` as ``2``); booleans as ``True`` and ``False``;
