@@ -10,6 +10,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 import scipy.sparse as sp
 
+from ._hashing import canonical_matrix
 from ._sources import DataError
 
 # A classification target with more distinct labels than this is most likely
@@ -41,9 +42,12 @@ class Chunk(NamedTuple):
         """Rows ``start`` to ``stop`` (views of this chunk's arrays)."""
         X = self.X
         begin, end = X.indptr[start], X.indptr[stop]
-        part = sp.csr_matrix(
-            (X.data[begin:end], X.indices[begin:end], X.indptr[start : stop + 1] - begin),
-            shape=(stop - start, X.shape[1]),
+        part = csr_of(
+            X.data[begin:end],
+            X.indices[begin:end],
+            X.indptr[start : stop + 1] - begin,
+            (stop - start, X.shape[1]),
+            canonical=known_canonical(X),
         )
         return Chunk(
             part,
@@ -69,8 +73,19 @@ def concatenate(chunks):
     if len(chunks) == 1:
         return chunks[0]
     width = max(chunk.X.shape[1] for chunk in chunks)
-    X = sp.vstack(
-        [sp.csr_matrix(chunk.X, shape=(chunk.n_rows, width)) for chunk in chunks], format="csr"
+    # The matrices' arrays joined (each indptr after the entries before):
+    # scipy's vstack would convert and check every part first.
+    matrices = [chunk.X for chunk in chunks]
+    starts = np.cumsum([0] + [X.indptr[-1] for X in matrices[:-1]])
+    indptr = np.concatenate(
+        [np.zeros(1, np.int64)] + [X.indptr[1:] + start for X, start in zip(matrices, starts)]
+    )
+    X = csr_of(
+        np.concatenate([X.data for X in matrices]),
+        np.concatenate([X.indices for X in matrices]),
+        indptr,
+        (len(indptr) - 1, width),
+        canonical=all(map(known_canonical, matrices)),
     )
 
     def joined(name):
@@ -82,6 +97,21 @@ def concatenate(chunks):
         return np.concatenate(parts)
 
     return Chunk(X, joined("y"), joined("lines"), joined("sample_weight"), joined("tags"))
+
+
+def known_canonical(X):
+    """Whether the CSR matrix ``X`` is known to have sorted, distinct columns
+    in each row, without a pass over its indices to find out."""
+    return getattr(X, "_has_canonical_format", False)
+
+
+def csr_of(data, indices, indptr, shape, canonical=False):
+    """The CSR matrix of these arrays, marked ``canonical`` (sorted, distinct
+    columns in each row) when the caller knows it is, so that no later step
+    pays a pass over the indices to find out."""
+    if canonical:
+        return canonical_matrix(indptr, indices, data, shape)
+    return sp.csr_matrix((data, indices, indptr), shape=shape)
 
 
 def rechunk(pieces, chunk_size, concatenate=concatenate):

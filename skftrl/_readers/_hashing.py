@@ -369,22 +369,25 @@ def category_names(field, values):
         return [prefix + value_text(value) for value in values]
 
 
-def field_rows(field, column, n_rows, named=False, ones=None):
+def field_rows(field, column, n_rows, named=False, out=None):
     """The :class:`FieldRows` of a field's :class:`Column` of ``n_rows`` rows;
-    ``ones``, a read-only array of ``n_rows`` ones, is the values of a
-    column of categories in every row (shared by the fields of a table)."""
-    hashes = values = names = None
+    ``out``, two arrays of ``n_rows`` (int64 and float64), receives its
+    hashes and values (rows of a table's arrays: see :func:`table_fields`)."""
+    if out is None:
+        out = np.empty(n_rows, dtype=np.int64), np.empty(n_rows)
+    hashes, values = out
+    names = None
     if named:
         names = np.full(n_rows, None, dtype=object)
-    if column.numbers is not None:
-        numbers = column.numbers
-        hashes = np.full(n_rows, hash_names([field])[0], dtype=np.int64)
+    numbers, categories = column
+    if numbers is not None:
+        hashes.fill(hash_names([field])[0])
         # A zero adds no feature; NaN (missing) is not one.
-        values = np.where(numbers != 0, numbers, np.nan)
+        np.copyto(values, numbers)
+        values[numbers == 0] = np.nan
         if named:
             names[(numbers != 0) & ~np.isnan(numbers)] = field
-    if column.categories is not None:
-        categories = column.categories
+    if categories is not None:
         distinct_hashes = None if named else categories.hashes_of(field)
         if distinct_hashes is None:
             used = categories.used()
@@ -395,17 +398,20 @@ def field_rows(field, column, n_rows, named=False, ones=None):
         # numpy indexes with intp codes about twice as fast as with int32 ones.
         codes = categories.codes.astype(np.intp, copy=False)
         has = codes >= 0
-        if hashes is None and has.all():  # the common case, without the copies of a mask
-            hashes, values = distinct_hashes[codes], np.ones(n_rows) if ones is None else ones
+        if numbers is None and has.all():  # the common case, without the copies of a mask
+            np.take(distinct_hashes, codes, out=hashes)
+            values.fill(1.0)
         else:
-            if hashes is None:
-                hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
+            if numbers is None:
+                hashes.fill(0)
+                values.fill(np.nan)
             hashes[has] = distinct_hashes[codes[has]]
             values[has] = 1.0
         if named:
             names[has] = distinct_names[codes[has]]
-    if hashes is None:  # a column of neither: no feature
-        hashes, values = np.zeros(n_rows, dtype=np.int64), np.full(n_rows, np.nan)
+    if numbers is None and categories is None:  # a column of neither: no feature
+        hashes.fill(0)
+        values.fill(np.nan)
     return FieldRows(hashes, values, names)
 
 
@@ -426,21 +432,34 @@ def crossed_rows(fields):
     return FieldRows(hashes, values, names)
 
 
+class TableFields(list):
+    """The :class:`FieldRows` of a table's fields (a list), whose hashes and
+    values are the rows of two arrays ``(n_fields, n_rows)``: ``hashes``
+    and ``values``, which :func:`fields_matrix` reads without a copy."""
+
+    def __init__(self, fields, hashes, values):
+        super().__init__(fields)
+        self.hashes, self.values = hashes, values
+
+
 def table_fields(columns, n_rows, interactions=(), named=False):
-    """The :class:`FieldRows` of ``columns`` (field -> :class:`Column`), then
-    of each interaction (a tuple of fields)."""
-    ones = np.ones(n_rows)
-    ones.flags.writeable = False  # shared by the fields: never written
+    """The :class:`TableFields` of ``columns`` (field -> :class:`Column`),
+    then of each interaction (a tuple of fields)."""
+    n_fields = len(columns) + len(interactions)
+    hashes, values = np.empty((n_fields, n_rows), dtype=np.int64), np.empty((n_fields, n_rows))
     fields = {
-        field: field_rows(field, column, n_rows, named, ones) for field, column in columns.items()
+        field: field_rows(field, column, n_rows, named, (hashes[f], values[f]))
+        for f, (field, column) in enumerate(columns.items())
     }
     # A field no row has (a key of no dict of a list of rows) crosses to none.
     none = field_rows("", Column(), n_rows, named)
     crossed_fields = []
-    for crossed in interactions:
+    for f, crossed in enumerate(interactions, start=len(columns)):
         of_fields = [fields.get(field, none) for field in crossed]
-        crossed_fields.append(crossed_rows(of_fields))
-        overflows = np.isinf(crossed_fields[-1].values)
+        cross_rows = crossed_rows(of_fields)
+        hashes[f], values[f] = cross_rows.hashes, cross_rows.values
+        crossed_fields.append(FieldRows(hashes[f], values[f], cross_rows.names))
+        overflows = np.isinf(values[f])
         if overflows.any():
             row = int(np.flatnonzero(overflows)[0])
             parts = [
@@ -448,7 +467,7 @@ def table_fields(columns, n_rows, interactions=(), named=False):
                 for field, rows in zip(crossed, of_fields)
             ]
             raise RowError(row, f"the cross of {listed(parts)} {OVERFLOWS}")
-    return list(fields.values()) + crossed_fields
+    return TableFields([*fields.values(), *crossed_fields], hashes, values)
 
 
 def cross(first, second, n_rows):
@@ -504,19 +523,21 @@ def canonical_matrix(indptr, indices, data, shape):
 
 
 def fields_matrix(fields, n_rows, hash_bits):
-    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`FieldRows`: each
-    row's columns in order, the values of a column added up in the order of
-    the fields (:func:`canonical_rows`)."""
+    """The CSR matrix ``(n_rows, 2**hash_bits)`` of :class:`TableFields`:
+    each row's columns in order, the values of a column added up in the
+    order of the fields (:func:`hashed_rows`)."""
     shape = (n_rows, 2**hash_bits)
     if not fields:
         return sp.csr_matrix(shape)
-    # Fields first: each field's rows copied whole, not spread.
-    # The columns of the hashes (columns_of) in place, without temporaries.
-    columns = np.stack([field.hashes for field in fields])
-    np.abs(columns, out=columns)
-    columns &= 2**hash_bits - 1
-    values = np.stack([field.values for field in fields])
-    return canonical_matrix(*canonical_rows(columns, values), shape)
+    return canonical_matrix(*hashed_rows(fields.hashes, fields.values, hash_bits), shape)
+
+
+def hashed_rows(hashes, values, hash_bits):
+    """:func:`canonical_rows` of the columns of ``hashes`` (:func:`columns_of`)."""
+    compiled = compiled_hashing()
+    if compiled is not None:  # the columns taken as the rows are gathered
+        return compiled.hashed_rows(hashes, values, hash_bits)
+    return canonical_rows(columns_of(hashes, hash_bits), values)
 
 
 def canonical_rows(columns, values):

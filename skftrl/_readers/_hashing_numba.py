@@ -91,7 +91,21 @@ def add_row(columns, values, n_row, order, scratch, counts, indices, data, n_ent
 @njit(cache=cache, nogil=True)
 def canonical_rows(columns, values):
     """See :func:`._hashing.canonical_rows`."""
-    n_fields, n_rows = columns.shape
+    return _assembled(columns, values, np.int64(-1))  # every bit: the columns as they are
+
+
+@njit(cache=cache, nogil=True)
+def hashed_rows(hashes, values, hash_bits):
+    """See :func:`._hashing.hashed_rows`."""
+    return _assembled(hashes, values, np.int64(2**hash_bits - 1))
+
+
+@njit(cache=cache, nogil=True)
+def _assembled(hashes, values, mask):
+    """:func:`canonical_rows` of the columns ``abs(hashes) & mask``: the
+    columns of the hashes taken as the rows are gathered, with no pass of
+    their own."""
+    n_fields, n_rows = hashes.shape
     row_columns = np.empty(n_fields, dtype=np.int64)  # a row's entries, by field
     row_values = np.empty(n_fields, dtype=np.float64)
     order = np.empty(n_fields, dtype=np.int64)
@@ -105,7 +119,7 @@ def canonical_rows(columns, values):
         n_row = 0
         for f in range(n_fields):
             if values[f, i] == values[f, i]:  # NaN: no entry
-                row_columns[n_row], row_values[n_row] = columns[f, i], values[f, i]
+                row_columns[n_row], row_values[n_row] = abs(hashes[f, i]) & mask, values[f, i]
                 n_row += 1
         n_entries = add_row(
             row_columns, row_values, n_row, order, scratch, counts, indices, data, n_entries
