@@ -399,7 +399,8 @@ def field_rows(field, column, n_rows, named=False, out=None):
         codes = categories.codes.astype(np.intp, copy=False)
         has = codes >= 0
         if numbers is None and has.all():  # the common case, without the copies of a mask
-            np.take(distinct_hashes, codes, out=hashes)
+            # "clip" (the codes are in range): "raise" would buffer the result.
+            np.take(distinct_hashes, codes, out=hashes, mode="clip")
             values.fill(1.0)
         else:
             if numbers is None:
