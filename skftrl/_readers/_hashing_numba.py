@@ -7,8 +7,9 @@ and :func:`hash_prefixed`, for pyarrow's strings, use it).
 (``field=1005``), which :func:`._value_text.value_text` gives them, without
 Python strings.
 
-:func:`canonical_rows`: one pass over the rows, each row's entries sorted
-and added up by :func:`add_row` (which the compiled VW reader's rows use
+:func:`canonical_rows` (and :func:`hashed_rows`, which takes the column of
+each hash as it gathers a row's entries, with no pass of its own): one pass
+over the rows, each row's entries sorted and added up by :func:`add_row` (which the compiled VW reader's rows use
 too), instead of numpy's sort of the whole batch; it gives the same arrays,
 and releases the GIL. A row of a few entries is sorted by rank (a key's
 place is the number of the row's keys below it): counting ranks compares
