@@ -199,6 +199,8 @@ def check_hashing(X, hasher):
                     "hasher=ColumnHasher(...)."
                 )
         return
+    if not is_dask_collection(X):
+        return  # refused with the other arguments that are not dask collections
     if not is_frame:
         kind = type(X)
         raise TypeError(
@@ -213,7 +215,8 @@ def check_hashing(X, hasher):
             f"{', ...' if len(sparse) > 5 else ''}): rows already hashed are learned "
             "without a hasher."
         )
-    # The hasher's parameters and the columns it names, checked on no rows.
+    # The hasher's parameters and the columns it names, checked on no rows:
+    # the empty frame of X's columns and dtypes that dask keeps.
     hasher.transform(X._meta)
 
 
