@@ -215,11 +215,13 @@ class ArrowCsvInput(CsvInput):
         for first_line, block in self.blocks:
             yield self.parse(first_line, block)
 
-    def row_chunks(self, chunk_size):
+    def row_chunks(self, chunk_size, start=read_ahead):
         """The rows after the header in :class:`FactorizedRows` of exactly
         ``chunk_size`` rows (the last may be shorter), read and parsed ahead
-        in a thread: pyarrow parses the next block while this one is used."""
-        return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
+        in a thread: pyarrow parses the next block while this one is used
+        (``start``: :func:`~._sources.read_ahead`, or
+        :func:`~._sources.read_on_demand` for no thread)."""
+        return rechunk(start(self.pieces()), chunk_size, concatenate_rows)
 
     # The positions of the columns read as numbers (see read_numbers).
     numeric: frozenset = frozenset()

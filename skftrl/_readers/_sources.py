@@ -565,6 +565,12 @@ def read_ahead(items, depth=READ_AHEAD, weigh=None):
         ahead.close()
 
 
+def read_on_demand(items, depth=READ_AHEAD, weigh=None):
+    """The items of a generator, produced in the consumer's thread as each is
+    asked for: :func:`read_ahead` without a thread (the readers' ``read_ahead=False``)."""
+    yield from items
+
+
 class ReadAhead:
     """The items of a generator, produced by a background thread ahead of
     their use, from the moment it is made: at most ``depth`` items, or with

@@ -458,12 +458,13 @@ def vw_pieces(path, hash_bits, interactions=(), labels_required=True):
         source.close()
 
 
-def read_vw(path, chunk_size, hash_bits, interactions=(), labels_required=True):
+def read_vw(path, chunk_size, hash_bits, interactions=(), labels_required=True, start=read_ahead):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of VW
-    text, parsed ahead in a thread."""
+    text, parsed ahead in a thread (``start``: :func:`~._sources.read_ahead`,
+    or :func:`~._sources.read_on_demand` for none)."""
     # numba imported in this thread, before the reader's starts: two threads
     # importing it at once (the reader's and a learner's) can deadlock on its
     # circular imports.
     compiled_reader()
     pieces = vw_pieces(path, hash_bits, interactions, labels_required)
-    return rechunk(read_ahead(pieces), chunk_size)
+    return rechunk(start(pieces), chunk_size)
