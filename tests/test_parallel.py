@@ -171,31 +171,12 @@ def model_and_reference(kind, n_jobs, n_features):
     return model, reference
 
 
-def oldest_numba():
-    """Whether the numba installed is older than 0.60 (CI's oldest versions)."""
-    import importlib.metadata
-
-    try:
-        version = importlib.metadata.version("numba")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return tuple(int(part) for part in version.split(".")[:2]) < (0, 60)
-
-
-# Under numba 0.59 with numpy 1.22 (CI's oldest versions), the narrow linear
-# model's one-row calls in rounds did not equal the sequential pass: a defect
-# found there and not yet mended. Newer releases give the same bits.
-OLDEST_NUMBA_ROUNDS = pytest.mark.xfail(
-    oldest_numba(), reason="one-row rounds differ from the sequential pass under numba 0.59"
-)
-
-
 @needs_numba
 @pytest.mark.parametrize("kind", ["linear", "fm"])
 @pytest.mark.parametrize("n_jobs", [2, 3])
 @pytest.mark.parametrize(
     "n_features, density",
-    [pytest.param(12, 0.4, marks=OLDEST_NUMBA_ROUNDS), (3000, 0.004)],
+    [(12, 0.4), (3000, 0.004)],
 )
 def test_calls_of_fewer_rows_than_threads_match_the_reference(
     short_rounds, kind, n_jobs, n_features, density
