@@ -165,10 +165,10 @@ class ShardLearner:
         """The per-feature arrays of a shard of ``size`` columns, each of the
         model's array's shape but for its columns, C-contiguous at the start of
         its buffer. (Slices of ``(K, capacity, ...)`` arrays would not be
-        contiguous for K > 1: with numba 0.59 and 0.60, the compiled gather
-        and merge of a multiclass factorization machine's shards, given such
-        views, made a state that changed from run to run; the pass itself
-        learns the same from either.)"""
+        contiguous for K > 1. The state that changed from run to run with
+        such views under numba 0.59 and 0.60 was numba's typing of tuples of
+        arrays, which the compiled steps no longer take: see
+        :mod:`._rounds_numba`.)"""
         for buffer, array in zip(buffers, self.run.feature_arrays):
             n_values = array.shape[0] * size * math.prod(array.shape[2:])
             yield buffer.reshape(-1)[:n_values].reshape(array.shape[0], size, *array.shape[2:])
