@@ -210,6 +210,27 @@ def test_calls_of_fewer_rows_than_threads_match_the_reference(
         assert_allclose(model.n_factors_, reference.n_v, **TOLERANCE)
 
 
+@needs_numba
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_one_row_rounds_of_models_in_turn_match_the_sequential_pass(short_rounds, n_jobs):
+    # The compiled steps of the rounds take, in one process, a linear model's
+    # strided z and n and a factorization machine's contiguous factors.
+    # numba 0.59 and 0.60 could run the former with the code compiled for
+    # the latter (see _rounds_numba), which read another column: a few
+    # models of each in turn showed it.
+    X, rng = sparse_rows(5, 140, 12, 0.4)
+    X, y = X[np.r_[0:5, 6:101, 5, 101:140]], rng.integers(0, 2, size=140)
+    for _ in range(5):
+        for kind in ["linear", "fm"]:
+            model, _ = model_and_reference(kind, n_jobs, 12)
+            model.partial_fit(X[:100], y[:100], classes=[0, 1])
+            sequential = copy.deepcopy(model).set_params(n_jobs=1)
+            for row in range(100, 110):
+                model.partial_fit(X[row : row + 1], y[row : row + 1])
+                sequential.partial_fit(X[row : row + 1], y[row : row + 1])
+                assert_same_state(learned_state(sequential), learned_state(model))
+
+
 # Columns on both sides of 2**31 and of 2**32 (as a CSR matrix's int64 indices).
 WIDE_COLUMNS = np.array([3, 1000, 2**31 - 1, 2**31, 2**31 + 5, 2**32 - 1, 2**32, 2**32 + 63])
 
