@@ -10,11 +10,11 @@ three-dimensional views ``(K, F, r)``: a linear model's ``(K, F)`` arrays as
 module needs numba.
 
 Each array is an argument of its own, never an item of a tuple: numba 0.59
-and 0.60 type a tuple by a fingerprint of its items whose first 40 bytes they
-lose when it is longer (two or more arrays of a pair), and so could run a
-tuple of strided views with the code compiled for a contiguous tuple of the
-same length, which reads and writes other columns. An array argument is
-typed by its own flags.
+and 0.60 type a tuple argument by a fingerprint of its items, and lose the
+first 40 bytes of a longer one (a pair of three arrays each takes 54), so
+they could run a tuple of strided views with the code compiled for a tuple
+of contiguous arrays, which reads and writes other columns. An array
+argument is typed by its own flags.
 """
 
 import numpy as np
@@ -50,9 +50,9 @@ def compact_rows(
 
     ``columns[:U]`` receives each new column's original; ``local_indptr``,
     ``local_indices`` and ``local_data`` (a CSR matrix's arrays, of the
-    shard's rows and non-zeros) the rows over the new columns, in order. ``table`` is a hash
-    table of linear probing, of a power-of-two number of slots at least twice
-    the rows' non-zeros: int64 pairs, a slot ``s``'s column at ``2 s`` (-1 in
+    shard's rows and non-zeros) the rows over the new columns, in order.
+    ``table`` is a hash table of linear probing, of a power-of-two number of
+    slots at least twice the rows' non-zeros: int64 pairs, a slot ``s``'s column at ``2 s`` (-1 in
     an empty slot, as all are left) and its number at ``2 s + 1``. (A column
     and its number packed into one int64 would limit the columns to 2**31.)
     """
