@@ -52,9 +52,10 @@ def compact_rows(
     ``local_indices`` and ``local_data`` (a CSR matrix's arrays, of the
     shard's rows and non-zeros) the rows over the new columns, in order.
     ``table`` is a hash table of linear probing, of a power-of-two number of
-    slots at least twice the rows' non-zeros: int64 pairs, a slot ``s``'s column at ``2 s`` (-1 in
-    an empty slot, as all are left) and its number at ``2 s + 1``. (A column
-    and its number packed into one int64 would limit the columns to 2**31.)
+    slots at least twice the rows' non-zeros: int64 pairs, a slot ``s``'s
+    column at ``2 s`` (-1 in an empty slot, as all are left) and its number
+    at ``2 s + 1``. (A column and its number packed into one int64 would
+    limit the columns to 2**31.)
     """
     shift = np.uint64(64 - _table_bits(table))
     mask = table.shape[0] // 2 - 1
