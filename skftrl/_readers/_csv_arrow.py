@@ -30,7 +30,14 @@ from ._chunks import rechunk
 from ._csv_text import CsvInput, csv_reader, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, compiled_hashing, concatenate_factorized, factorize
-from ._sources import DataError, csv_line_ends, csv_row_ends, next_line_end, read_ahead
+from ._sources import (
+    DataError,
+    csv_line_ends,
+    line_end_counts,
+    next_line_end,
+    read_ahead,
+    row_ending,
+)
 from ._tables import arrow_text
 
 NEWLINE, CARRIAGE_RETURN = 10, 13
@@ -104,38 +111,29 @@ def as_text(part):
     return Factorized(text, codes, missing, np.append(part[present], np.nan), cached=True)
 
 
-def has_bare_return(block):
-    """Whether bytes hold a carriage return not followed by a newline."""
-    if b"\r" not in block:  # one fast scan, as most blocks have none
-        return False
-    data = np.frombuffer(block, dtype=np.uint8)
-    returns = np.flatnonzero(data == CARRIAGE_RETURN)
-    if not returns.size:
-        return False
-    return returns[-1] == len(data) - 1 or bool((data[returns + 1] != NEWLINE).any())
-
-
 def row_lines(block, first_line, n_rows, delimiter=","):
     """The line each row of a block starts on, as the csv module counts rows
     and lines (a blank line holds no row; a carriage return alone ends a
     line); None when the block does not have ``n_rows`` such rows."""
     # numpy counts bytes faster than bytes.count, and without the GIL: the
     # reading thread runs beside the one that hashes the rows.
-    data = np.frombuffer(block, dtype=np.uint8)
-    n_newlines = np.count_nonzero(data == NEWLINE)
-    if not has_bare_return(block) and n_newlines + (not block.endswith(b"\n")) == n_rows:
+    n_newlines, alone = line_end_counts(block)
+    if not alone and n_newlines + (not block.endswith(b"\n")) == n_rows:
         # A row a line: a blank line or a newline inside quotes would add a
         # line, and a carriage return alone ends a row as a newline does.
         return np.arange(first_line, first_line + n_rows)
-    line_ends = csv_line_ends(block)
-    starts = np.concatenate([[0], csv_row_ends(block, delimiter.encode(), line_ends)])
-    starts = starts[starts < len(data)]
-    # A row that starts with a line end is a blank line.
-    first_bytes = data[starts]
-    starts = starts[(first_bytes != NEWLINE) & (first_bytes != CARRIAGE_RETURN)]
-    if len(starts) != n_rows:
+    data = np.frombuffer(block, dtype=np.uint8)
+    line_ends = csv_line_ends(block, alone)
+    # Line k starts at starts[k]: it starts a row where the line end before
+    # it ends one, and it is not blank (it does not start with a line end).
+    starts = np.concatenate([[0], line_ends])
+    first_bytes = data[np.minimum(starts, len(data) - 1)]
+    rows = (starts < len(data)) & (first_bytes != NEWLINE) & (first_bytes != CARRIAGE_RETURN)
+    rows[1:] &= row_ending(block, line_ends, delimiter.encode())
+    (row_starts,) = np.nonzero(rows)
+    if len(row_starts) != n_rows:
         return None
-    return first_line + np.searchsorted(line_ends, starts, side="right")
+    return first_line + row_starts
 
 
 def numbers_of(dictionary, missing):
