@@ -55,6 +55,13 @@ LONGEST_MISSING = max(map(len, MISSING_SPELLINGS))
 MAY_BE_SPACE = np.array(
     [chr(byte) in WHITESPACE or byte >= 0x80 for byte in range(256)], dtype=bool
 )
+# The first bytes of the missing markers that have one (an n).
+MAY_START_MISSING = np.array(
+    [any(marker[:1] == chr(byte) for marker in MISSING_SPELLINGS) for byte in range(256)],
+    dtype=bool,
+)
+# The bytes of a number's text, but for those of "inf" and "nan".
+NUMBER_BYTES = np.array([chr(byte) in "0123456789+-.eE" for byte in range(256)], dtype=bool)
 
 
 class FactorizedRows(NamedTuple):
@@ -136,9 +143,10 @@ def row_lines(block, first_line, n_rows, delimiter=","):
     return first_line + row_starts
 
 
-def numbers_of(dictionary, missing):
-    """The numbers of an Arrow string array's values (NaN where ``missing``),
-    or None when one is not a number as pyarrow reads numbers.
+def numbers_of(dictionary, missing, text):
+    """The numbers of an Arrow string array's values (NaN where ``missing``;
+    ``text`` their bytes and offsets, :func:`~._tables.arrow_text`), or None
+    when one is not a number as pyarrow reads numbers.
 
     pyarrow's reading of a number is Python's ``float()`` (both correctly
     rounded), and it refuses what ``float()`` reads in other forms (spaces,
@@ -149,11 +157,32 @@ def numbers_of(dictionary, missing):
     try:
         if present.any():  # a column of text fails on its first value, without a copy
             pc.cast(dictionary.slice(int(present.argmax()), 1), pa.float64())
+            # Else on a value that cannot be a number, found from the bytes
+            # (a column of hexadecimal ids whose first value reads as 2e61...).
+            if not may_be_numbers(text, present):
+                return None
         read = pc.cast(dictionary.filter(pa.array(present)), pa.float64())
     except pa.ArrowInvalid:
         return None
     numbers[present] = read.to_numpy(zero_copy_only=False)
     return numbers
+
+
+def may_be_numbers(text, present):
+    """Whether each value of ``text`` (bytes and offsets, :func:`~._tables.arrow_text`)
+    where ``present`` may be a number as pyarrow reads numbers: False when one
+    holds a byte that a number's text cannot hold, outside "inf", "infinity" and
+    "nan" (any case, "nan(...)" too), which each hold an n."""
+    data, offsets = text
+    data = data[offsets[0] : offsets[-1]]
+    other = ~NUMBER_BYTES[data]
+    if not other.any():  # digits, signs, points and exponents only: the common case
+        return True
+    values = offsets - offsets[0]
+    others = np.concatenate([[0], np.cumsum(other)])[values]
+    ns = np.concatenate([[0], np.cumsum((data == ord("n")) | (data == ord("N")))])[values]
+    refused = (np.diff(others) > 0) & (np.diff(ns) == 0)
+    return not (refused & present).any()
 
 
 def missing_values(dictionary, text):
@@ -163,13 +192,18 @@ def missing_values(dictionary, text):
     value with spaces around it that is one."""
     data, offsets = text
     lengths = np.diff(offsets)
-    # Only a value as short as a marker, or with a space (or a byte of a
-    # character beyond ASCII) at an end, may be missing: found from the
-    # offsets, the values' text is looked at for those alone.
-    maybe = lengths <= LONGEST_MISSING
-    long = np.flatnonzero(~maybe)
-    ends = np.concatenate([offsets[long], offsets[long + 1] - 1])
-    maybe[long] = (MAY_BE_SPACE[data[ends]].reshape(2, -1)).any(axis=0)
+    # Only an empty value, one as short as a marker that starts as one does,
+    # or one with a space (or a byte of a character beyond ASCII) at an end
+    # may be missing: found from the first and last bytes, the values' text
+    # is looked at for those alone.
+    empty = lengths == 0
+    if empty.all():
+        maybe = empty
+    else:
+        first = data[np.minimum(offsets[:-1], len(data) - 1)]  # (of empty values: ignored)
+        last = data[np.maximum(offsets[1:] - 1, 0)]
+        maybe = empty | MAY_BE_SPACE[first] | MAY_BE_SPACE[last]
+        maybe |= (lengths <= LONGEST_MISSING) & MAY_START_MISSING[first]
     missing = np.zeros(len(lengths), dtype=bool)
     candidates = np.flatnonzero(maybe)
     if not candidates.size:
@@ -334,7 +368,7 @@ class ArrowCsvInput(CsvInput):
                     dictionary,
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
                     missing,
-                    numbers_of(dictionary, missing),
+                    numbers_of(dictionary, missing, text),
                     cached=True,
                     text=text,
                 )
