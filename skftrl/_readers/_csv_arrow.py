@@ -291,7 +291,9 @@ class ArrowCsvInput(CsvInput):
 
     def parse(self, first_line, block):
         """The :class:`FactorizedRows` of a block of whole lines."""
-        if not block.strip(b"\r\n"):
+        # Line ends alone (no row): looked for past the first byte (a copy
+        # of the block) only where it is one.
+        if block[:1] in (b"", b"\r", b"\n") and not block.strip(b"\r\n"):
             return self.python_rows(first_line, block)
         quoted = b'"' in block
         numeric = self.numeric
