@@ -119,6 +119,28 @@ def _mix(k):
     return (k * np.uint64(0x1B873593)) & np.uint64(0xFFFFFFFF)
 
 
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_block(h, k):
+    """The state ``h`` of MurmurHash3_x86_32 after the 4-byte block ``k``."""
+    h ^= _mix(k)
+    h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & np.uint64(0xFFFFFFFF)
+    return (h * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_end(h, tail, length):
+    """The signed hash of ``length`` bytes from the state ``h`` after their
+    whole 4-byte blocks and ``tail``, the last 0 to 3 bytes (0 without)."""
+    h ^= _mix(tail)  # a tail of no bytes (0) mixes to 0: no change
+    h ^= np.uint64(length)
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(16)
+    return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
+
+
 @njit(cache=cache, nogil=True)
 def murmurhash3(buffer, start, stop):
     """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
@@ -133,24 +155,11 @@ def murmurhash3(buffer, start, stop):
             | (np.uint64(buffer[b + 2]) << np.uint64(16))
             | (np.uint64(buffer[b + 3]) << np.uint64(24))
         )
-        h ^= _mix(k)
-        h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & np.uint64(0xFFFFFFFF)
-        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
-    rest = stop - end
-    if rest:
-        k = np.uint64(buffer[end])
-        if rest >= 2:
-            k |= np.uint64(buffer[end + 1]) << np.uint64(8)
-        if rest == 3:
-            k |= np.uint64(buffer[end + 2]) << np.uint64(16)
-        h ^= _mix(k)
-    h ^= np.uint64(stop - start)
-    h ^= h >> np.uint64(16)
-    h = (h * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
-    h ^= h >> np.uint64(13)
-    h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
-    h ^= h >> np.uint64(16)
-    return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
+        h = murmur_block(h, k)
+    tail = np.uint64(0)
+    for b in range(stop - 1, end - 1, -1):
+        tail = (tail << np.uint64(8)) | np.uint64(buffer[b])
+    return murmur_end(h, tail, stop - start)
 
 
 @njit(cache=cache, nogil=True)
