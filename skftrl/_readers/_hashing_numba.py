@@ -141,12 +141,18 @@ def murmur_end(h, tail, length):
     return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
 
 
-@njit(cache=cache, nogil=True)
-def murmurhash3(buffer, start, stop):
-    """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
-    ``buffer[start:stop]``, as :func:`._hashing.hash_names` hashes a name's
-    UTF-8 bytes (scikit-learn's ``murmurhash3_32``, tested against it)."""
-    h = np.uint64(0)
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_bytes(buffer, start, stop, h, tail, shift):
+    """``(h, tail, shift)``: the state of MurmurHash3_x86_32 after the bytes
+    ``buffer[start:stop]`` from the state ``h`` after whole 4-byte blocks
+    and ``tail``, ``shift // 8`` bytes past them (0 to 3): a name hashed in
+    parts, as its bytes are read."""
+    while shift and start < stop:  # complete the block begun
+        tail |= np.uint64(buffer[start]) << np.uint64(shift)
+        start += 1
+        shift += 8
+        if shift == 32:
+            h, tail, shift = murmur_block(h, tail), np.uint64(0), 0
     end = stop - (stop - start) % 4
     for b in range(start, end, 4):
         k = (
@@ -156,9 +162,18 @@ def murmurhash3(buffer, start, stop):
             | (np.uint64(buffer[b + 3]) << np.uint64(24))
         )
         h = murmur_block(h, k)
-    tail = np.uint64(0)
-    for b in range(stop - 1, end - 1, -1):
-        tail = (tail << np.uint64(8)) | np.uint64(buffer[b])
+    for b in range(end, stop):
+        tail |= np.uint64(buffer[b]) << np.uint64(shift)
+        shift += 8
+    return h, tail, shift
+
+
+@njit(cache=cache, nogil=True)
+def murmurhash3(buffer, start, stop):
+    """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
+    ``buffer[start:stop]``, as :func:`._hashing.hash_names` hashes a name's
+    UTF-8 bytes (scikit-learn's ``murmurhash3_32``, tested against it)."""
+    h, tail, _ = murmur_bytes(buffer, start, stop, np.uint64(0), np.uint64(0), 0)
     return murmur_end(h, tail, stop - start)
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from ._hashing import FNV_PRIME, MASK_32
-from ._hashing_numba import add_row, cache, murmur_block, murmur_end, murmurhash3
+from ._hashing_numba import add_row, cache, murmur_bytes, murmur_end, murmurhash3
 from ._libsvm_numba import _decimal
 
 NEWLINE, BAR, SPACE, TAB, CR, COLON, EQUALS = 10, 124, 32, 9, 13, 58, 61
@@ -41,6 +41,7 @@ KINDS = np.zeros(256, dtype=np.uint8)
 KINDS[[SPACE, TAB, CR]] = IS_SPACE
 KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
 KINDS[128:] = NOT_ASCII
+EQUALS_BYTE = np.array([EQUALS], dtype=np.uint8)  # after a namespace's name, in a feature's
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -84,7 +85,6 @@ def _scan(
     Its arrays are never replaced: arrays assigned in the loop would make
     numba count their references at every byte."""
     size = len(data)
-    zero = np.uint64(0)
     start, line, n_rows, n_entries = state[0], state[1], state[2], state[3]
     while start <= size:
         bar = start
@@ -111,7 +111,7 @@ def _scan(
             # The hash's state after "namespace=": its whole 4-byte blocks,
             # the bytes after them (``prefix_tail``, ``prefix_shift`` bits) and
             # its length.
-            prefix_h = prefix_tail = zero
+            prefix_h = prefix_tail = np.uint64(0)
             prefix_shift = prefix_length = 0
             letter = SPACE
             scale = 1.0
@@ -120,29 +120,19 @@ def _scan(
                     position += 1
                 if position == size or data[position] == NEWLINE or data[position] == BAR:
                     break
+                # The name (to a ":" or the token's end), then its ":value".
                 token = position
-                colon = -1
-                h, tail, shift, length = prefix_h, prefix_tail, prefix_shift, prefix_length
-                while position < size:
-                    byte = data[position]
-                    kind = KINDS[byte]
-                    if kind == IN_TOKEN:
-                        if colon < 0:
-                            tail |= np.uint64(byte) << np.uint64(shift)
-                            length += 1
-                            shift += 8
-                            if shift == 32:
-                                h, tail, shift = murmur_block(h, tail), zero, 0
-                    elif kind == IS_COLON:
-                        if colon < 0:
-                            colon = position
-                    elif kind == NOT_ASCII:
-                        return -1
-                    else:
-                        break
+                while position < size and KINDS[data[position]] == IN_TOKEN:
                     position += 1
-                if colon < 0:
-                    colon = position
+                colon = position
+                if position < size and data[position] == COLON:
+                    position += 1
+                    while position < size and (
+                        KINDS[data[position]] == IN_TOKEN or data[position] == COLON
+                    ):
+                        position += 1
+                if position < size and KINDS[data[position]] == NOT_ASCII:
+                    return -1
                 # _decimal behind a branch: a token without a ":value" (the
                 # common one) then takes a short path.
                 ok, number = True, 1.0
@@ -150,43 +140,51 @@ def _scan(
                     ok, number = _decimal(data, colon + 1, position)
                 if not ok or (colon == token and not opens):  # a feature without a name
                     return -1
+                h, tail, shift = murmur_bytes(
+                    data, token, colon, prefix_h, prefix_tail, prefix_shift
+                )
+                length = prefix_length + colon - token
                 if opens:  # the namespace's name and weight
                     opens = False
                     scale = number
                     if colon > token:
-                        tail |= np.uint64(EQUALS) << np.uint64(shift)
-                        length += 1
-                        shift += 8
-                        if shift == 32:
-                            h, tail, shift = murmur_block(h, tail), zero, 0
-                        prefix_h, prefix_tail, prefix_shift, prefix_length = h, tail, shift, length
+                        prefix_h, prefix_tail, prefix_shift = murmur_bytes(
+                            EQUALS_BYTE, 0, 1, h, tail, shift
+                        )
+                        prefix_length = length + 1
                         letter = data[token]
                     continue
                 value = scale * number
                 if value != 0:  # no entry, nor crosses
-                    hashes[n_features] = murmur_end(h, tail, length)
-                    feature_values[n_features] = value
-                    letters[n_features] = letter
+                    hash_ = murmur_end(h, tail, length)
+                    columns[n_features] = abs(hash_) & mask
+                    hashes[n_features], entry_values[n_features] = hash_, value
+                    feature_values[n_features], letters[n_features] = value, letter
                     n_features += 1
-        n_row = _n_entries(letters, 0, n_features, interactions, lengths, positions, counts)
+        # A row's entries: its features (``columns``), then their crosses (by
+        # calls that rows without crosses, the most, are spared).
+        n_row = n_features
+        if len(lengths):
+            n_row = _n_entries(letters, 0, n_features, interactions, lengths, positions, counts)
         if n_row > len(columns) or n_entries + n_row > len(indices):  # read again, with room
             state[0], state[1], state[2], state[3] = start, line, n_rows, n_entries
             return n_row
-        _row_entries(
-            hashes,
-            feature_values,
-            letters,
-            0,
-            n_features,
-            interactions,
-            lengths,
-            positions,
-            counts,
-            digits,
-            mask,
-            columns,
-            entry_values,
-        )
+        if len(lengths):
+            _row_entries(
+                hashes,
+                feature_values,
+                letters,
+                0,
+                n_features,
+                interactions,
+                lengths,
+                positions,
+                counts,
+                digits,
+                mask,
+                columns,
+                entry_values,
+            )
         n_entries = add_row(
             columns,
             entry_values,
@@ -300,6 +298,9 @@ def _head_codes(data, spans):
     first_rows = np.empty(n_rows, dtype=np.int64)
     n_codes = 0
     for i in range(n_rows):
+        if i and _same_bytes(data, spans[i], spans[i - 1]):  # runs of one label: no hash
+            codes[i] = codes[i - 1]
+            continue
         slot = murmurhash3(data, spans[i, 0], spans[i, 1]) & (size - 1)
         while table[slot] >= 0 and not _same_bytes(data, spans[i], spans[first_rows[table[slot]]]):
             slot = (slot + 1) & (size - 1)
