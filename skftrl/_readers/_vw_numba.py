@@ -269,7 +269,15 @@ def _read_rows(data, interactions, lengths, hash_bits):
     if needed < 0:
         return -1, heads[:0], indptr[:1], indices[:0], values[:0]
     line, n_rows, n_entries = state[1], state[2], state[3]
-    return line - 1, heads[:n_rows], indptr[: n_rows + 1], indices[:n_entries], values[:n_entries]
+    # Copies of the parts used: the chunks of the block keep them, not the
+    # room allocated (which memory freed before may have made resident).
+    return (
+        line - 1,
+        heads[:n_rows].copy(),
+        indptr[: n_rows + 1].copy(),
+        indices[:n_entries].copy(),
+        values[:n_entries].copy(),
+    )
 
 
 @njit(cache=cache, nogil=True)
