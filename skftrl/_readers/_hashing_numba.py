@@ -2,7 +2,9 @@
 
 :func:`murmurhash3` hashes bytes as :func:`._hashing.hash_names` hashes a
 name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
-and :func:`hash_prefixed`, for pyarrow's strings, use it).
+and :func:`hash_prefixed`, for pyarrow's strings, use it); its parts,
+:func:`murmur_bytes` and :func:`murmur_end`, hash a name in pieces (the VW
+reader hashes a namespace's ``namespace=`` once for all its features).
 
 :func:`canonical_rows`: one pass over the rows, each row's entries sorted
 and added up by :func:`add_row` (which the compiled VW reader's rows use

@@ -29,10 +29,12 @@ feature values, no namespace weights: every feature's value is 1, as in most
 click logs) is read by a shorter loop, :func:`plain_rows`, several times
 faster than reading each token as :func:`full_rows` does; both give the same
 rows. With numba installed, a block of ASCII text (with or without ``:``) is
-read and hashed by compiled code (:mod:`._vw_numba`), faster again, with
-the same result; only the heads of its rows (label, weight, tag) are read in
-Python, each distinct one once. The block's matrix and its crosses are then
-made by compiled code too (:meth:`VwParser.hashed`).
+read, hashed and made into its matrix, crosses included, by compiled code
+(:mod:`._vw_numba`) in one pass, faster again, with the same result; only
+the heads of its rows (label, weight, tag) are read in Python, each
+distinct one once. Once the compiled reader has read a block, it reads the
+input's smaller blocks too (its code is loaded), and the lines it counted
+spare :func:`._sources.line_blocks` its own count.
 """
 
 import itertools

@@ -4,23 +4,27 @@
 reads it (and :func:`._vw.plain_rows`, for a block without ``:``): each
 feature named ``namespace=token`` (``token`` in the default namespace), its
 value that of its ``:value`` (1 without one) times its namespace's
-``:weight``; and hashes each name as :func:`._hashing.hash_names` does, in
-one pass over the bytes that releases the GIL. Tokens are separated by
-spaces, tabs and CRs, as in :mod:`._vw` (other ASCII whitespace is part of
-its token). It reads ASCII text only (Python checks that the bytes of other
-text are UTF-8; each byte is checked as it is read), and numbers in
-the forms the compiled LIBSVM parser reads exactly (``_decimal``, as
-Python's ``float()`` reads them). A block holding anything else (another
-byte, another number, a feature without a name, a line that is neither
-blank nor has a ``|``) is left to Python, which reads or explains it. The
-heads of the rows (label, importance weight, tag) are read in Python, each
-distinct one once: :func:`read_block` numbers them.
+``:weight``; hashes each name as :func:`._hashing.hash_names` does; and
+makes the block's CSR rows, the crosses of ``-q`` and ``--cubic``
+included, as :meth:`._vw.VwParser.hashed` makes them in numpy: all in one
+pass over the bytes (:func:`_scan`) that releases the GIL. A name is hashed
+as it is read, from the hash's state after its namespace's ``namespace=``
+(each namespace's name is hashed once); a row's entries are made, sorted
+(by rank or, in long rows, by a radix sort) and added up at its line's
+end. Tokens are separated by spaces, tabs and CRs, as in :mod:`._vw` (other
+ASCII whitespace is part of its token). It reads ASCII text only (Python
+checks that the bytes of other text are UTF-8; each byte is checked as it
+is read), and numbers in the forms the compiled LIBSVM parser reads
+exactly (``_decimal``, as Python's ``float()`` reads them). A block holding
+anything else (another byte, another number, a feature without a name, a
+line that is neither blank nor has a ``|``) is left to Python, which reads
+or explains it. The heads of the rows (label, importance weight, tag) are
+read in Python, each distinct one once: :func:`read_block` numbers them.
 
-:func:`rows_matrix` makes a block's CSR rows, the crosses of ``-q`` and
-``--cubic`` included, as :meth:`._vw.VwParser.hashed` makes them in numpy
-(``_hashing.crosses`` and ``hashed_matrix``, the reference it is tested
-against): a row at a time, its entries sorted by rank or, in long rows, by a
-radix sort.
+:func:`rows_matrix` makes the CSR rows of features already read (and their
+crosses) with the same code (:func:`_row_entries`); it is tested against
+numpy's assembly (``_hashing.crosses`` and ``hashed_matrix``), and
+:func:`read_block` against Python's reader (``tests/test_vw_rows.py``).
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
