@@ -525,7 +525,7 @@ def unclosed_quote(path, line, at_end):
     )
 
 
-def line_blocks(source, quoted=False, delimiter=","):
+def line_blocks(source, quoted=False, delimiter=",", count_lines=None):
     """Blocks of whole lines of a :class:`ByteSource`, and the number of each
     block's first line.
 
@@ -535,10 +535,11 @@ def line_blocks(source, quoted=False, delimiter=","):
     field ends no row (see :func:`csv_quotes`). A quoted field that is never
     closed is a DataError at the line where it opens, raised at the end of
     the input or once the field is longer than a field can be (rather than
-    read as one field to the end of the input).
+    read as one field to the end of the input). ``count_lines`` (a block's
+    lines), given, replaces the count of newlines (or of CSV lines).
     """
     separator = delimiter.encode()
-    count_lines = csv_line_count if quoted else newline_count
+    count_lines = count_lines or (csv_line_count if quoted else newline_count)
     carry, line = b"", 1
     while True:
         try:
