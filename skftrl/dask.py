@@ -1,10 +1,11 @@
 """One model learned by every worker of a Dask cluster.
 
 :func:`partial_fit` learns one pass over a chunked ``dask.array`` or
-``dask.dataframe`` with all the workers at once, by the rounds of a parallel
-pass (:ref:`parallel`): each round, every worker learns one block of rows
-from the state of that block's columns as the round began, and the blocks'
-changes are merged on the cluster, in a tree, into the model. Only the
+``dask.dataframe`` with all the workers at once (a dataframe of raw columns
+hashed on the workers by a :class:`~skftrl.preprocessing.ColumnHasher`), by
+the rounds of a parallel pass (:ref:`parallel`): each round, every worker
+learns one block of rows from the state of that block's columns as the round
+began, and the blocks' changes are merged on the cluster, in a tree, into the model. Only the
 touched coordinates travel. For the exact sequential pass over the blocks,
 one worker after the other, use :class:`dask_ml.wrappers.Incremental`.
 
@@ -14,21 +15,34 @@ every worker.
 
 from numbers import Integral
 
+import pandas as pd
 from dask import is_dask_collection
 from distributed import default_client
+from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
 from ._base import learn_in_shards
 from ._engines._rounds import merge_changes
 from ._sklearn_compat import Interval, validate_params
 from ._validation import check_no_bool_counts
+from .preprocessing import ColumnHasher
 
 __all__ = ["partial_fit"]
 
 N_SHARDS = {"n_shards": [Interval(Integral, 1, None, closed="left"), None]}
 
 
-@validate_params(N_SHARDS, prefer_skip_nested_validation=True)
-def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=None, n_shards=None):
+@validate_params({**N_SHARDS, "hasher": [ColumnHasher, None]}, prefer_skip_nested_validation=True)
+def partial_fit(
+    estimator,
+    X,
+    y,
+    classes=None,
+    sample_weight=None,
+    *,
+    hasher=None,
+    client=None,
+    n_shards=None,
+):
     """Learn one pass over chunked Dask collections with every worker at once.
 
     The blocks of rows (the chunks of a ``dask.array``, the partitions of a
@@ -49,13 +63,20 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         ``partial_fit``.
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
         Training data, in blocks of rows (a dask array chunked only along
-        the rows, or it is rechunked so; CSR chunks stay sparse).
+        the rows, or it is rechunked so; CSR chunks stay sparse). With
+        ``hasher``, a dask dataframe of raw columns (strings, integer codes,
+        numbers), such as ``dd.read_parquet`` or ``dd.read_csv`` gives.
     y : dask.array.Array or dask.dataframe.Series of shape (n_samples,)
         Targets (class labels for a classifier), in blocks of the same rows.
     classes : array-like of shape (n_classes,), default=None
         A classifier's classes, required on its first call, as for ``partial_fit``.
     sample_weight : dask.array.Array or dask.dataframe.Series, default=None
         Non-negative weights of the rows, in blocks of the same rows.
+    hasher : ColumnHasher, default=None
+        What hashes the raw columns of a dataframe ``X``, on the workers,
+        each partition as ``hasher.transform`` hashes it: integer columns
+        are categories unless the hasher names them ``numeric``. None takes
+        ``X`` as it is: numbers, already hashed.
     client : distributed.Client, default=None
         The cluster's client; None takes the default client.
     n_shards : int, default=None
@@ -83,6 +104,13 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
     >>> model.n_samples_seen_  # doctest: +SKIP
     32561
     """
+    check_hashing(X, hasher)
+    if hasattr(X, "divisions") and hasattr(y, "divisions"):
+        if X.known_divisions and y.known_divisions and X.divisions != y.divisions:
+            raise ValueError(
+                "X and y must come in the same partitions of rows; their divisions differ: "
+                f"{X.divisions} and {y.divisions}"
+            )
     blocks = [
         _blocks(X, "X", "DataFrame"),
         _blocks(y, "y", "Series"),
@@ -101,7 +129,13 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         n_shards = len(client.scheduler_info()["workers"])
     n_shards = int(n_shards)
     first = _computed(client, _blocks_of(blocks, 0))
-    head = client.gather([client.submit(_head, block) for block in first if block is not None])
+    head = client.gather(
+        [
+            client.submit(_head, block, hasher if part == 0 else None)
+            for part, block in enumerate(first)
+            if block is not None
+        ]
+    )
     X_head, y_head, *weight_head = head
 
     def rounds(work, start):
@@ -114,10 +148,15 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
         def prepare(group):
             """The group's blocks prepared on the workers, and their columns."""
             shards = [
-                client.submit(_prepare, work_future, *computed, pure=False)
-                for computed in (
-                    first if b == 0 else _computed(client, _blocks_of(blocks, b)) for b in group
+                client.submit(
+                    _prepare,
+                    work_future,
+                    hasher,
+                    b,
+                    *(first if b == 0 else _computed(client, _blocks_of(blocks, b))),
+                    pure=False,
                 )
+                for b in group
             ]
             return shards, [client.submit(_columns, shard, pure=False) for shard in shards]
 
@@ -139,6 +178,46 @@ def partial_fit(estimator, X, y, classes=None, sample_weight=None, *, client=Non
     return learn_in_shards(
         estimator, X_head, y_head, weight_head[0] if weight_head else None, classes, rounds
     )
+
+
+def check_hashing(X, hasher):
+    """A clear error where ``X`` and ``hasher`` do not go together: raw
+    columns without a hasher, hashed rows with one; the hasher's parameters
+    and the columns it names checked on ``X``'s columns (no rows read)."""
+    is_frame = is_dask_collection(X) and hasattr(X, "dtypes") and hasattr(X, "columns")
+    if hasher is None:
+        if is_frame:
+            raw = [
+                f"{name!r} ({dtype})"
+                for name, dtype in X.dtypes.items()
+                if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))
+            ]
+            if raw:
+                raise ValueError(
+                    f"X has columns of raw values: {', '.join(raw[:5])}"
+                    f"{', ...' if len(raw) > 5 else ''}. Hash them on the workers with "
+                    "hasher=ColumnHasher(...)."
+                )
+        return
+    if not is_dask_collection(X):
+        return  # refused with the other arguments that are not dask collections
+    if not is_frame:
+        kind = type(X)
+        raise TypeError(
+            "hasher hashes the raw columns of a dask.dataframe.DataFrame; got X of type "
+            f"{kind.__module__}.{kind.__qualname__}. Rows already hashed are learned "
+            "without a hasher."
+        )
+    sparse = [name for name, dtype in X.dtypes.items() if isinstance(dtype, pd.SparseDtype)]
+    if sparse:
+        raise ValueError(
+            f"X has sparse columns ({', '.join(map(repr, sparse[:5]))}"
+            f"{', ...' if len(sparse) > 5 else ''}): rows already hashed are learned "
+            "without a hasher."
+        )
+    # The hasher's parameters and the columns it names, checked on no rows:
+    # the empty frame of X's columns and dtypes that dask keeps.
+    hasher.transform(X._meta)
 
 
 def _blocks_of(blocks, b):
@@ -171,12 +250,25 @@ def _blocks(collection, name, frame_type):
     return list(collection.to_delayed().ravel())
 
 
-def _head(block):
-    """The first row of a block (a dataframe's, a series', an array's)."""
-    return block.iloc[:1] if hasattr(block, "iloc") else block[:1]
+def _head(block, hasher=None):
+    """The first row of a block (a dataframe's, a series', an array's),
+    hashed by ``hasher`` if not None."""
+    head = block.iloc[:1] if hasattr(block, "iloc") else block[:1]
+    return head if hasher is None else hasher.transform(head)
 
 
-def _prepare(work, X, y, sample_weight=None):
+def _prepare(work, hasher, b, X, y, sample_weight=None):
+    """The ``b``-th block's rows, hashed by ``hasher`` if not None, prepared
+    by ``work``; a ValueError naming the block where X, y and sample_weight
+    have different numbers of rows."""
+    lengths = [part.shape[0] for part in (X, y, sample_weight) if part is not None]
+    if len(set(lengths)) > 1:
+        raise ValueError(
+            f"X, y and sample_weight must come in the same blocks of rows; their block {b} "
+            f"has {' and '.join(map(str, lengths))} rows."
+        )
+    if hasher is not None:
+        X = hasher.transform(X)
     return work.prepare(X, y, sample_weight)
 
 

@@ -20,6 +20,7 @@ Read more in the :ref:`User Guide <readers>`.
 import contextlib
 from numbers import Integral
 
+from ._readers import _sources
 from ._readers._csv import (
     NUMERIC,
     csv_chunks,
@@ -42,6 +43,20 @@ SOURCE = "no_validation"  # a path, "-" or a file object: checked when opened
 CHUNK_SIZE = [Interval(Integral, 1, None, closed="left")]
 HASH_BITS = [Interval(Integral, 1, 30, closed="both")]
 COLUMN = [str, None]
+READ_AHEAD = ["boolean"]
+
+# The documentation of read_ahead, the same for every reader.
+READ_AHEAD_DOC = """read_ahead : bool, default=True
+        Whether the next chunks are read and parsed in a background thread
+        while the current one is used (a few chunks ahead at most, so
+        memory stays bounded). False reads each chunk in the thread that
+        asks for it, and starts no thread. Leaving the loop early (``break``,
+        an exception, ``close()``) stops the thread."""
+
+
+def starter(read_ahead):
+    """What starts a reader's chunks: in a thread that reads ahead, or not."""
+    return _sources.read_ahead if read_ahead else _sources.read_on_demand
 
 
 @validate_params(
@@ -51,10 +66,19 @@ COLUMN = [str, None]
         "hash_bits": [*HASH_BITS, None],
         "zero_based": ["boolean"],
         "chunk_size": CHUNK_SIZE,
+        "read_ahead": READ_AHEAD,
     },
     prefer_skip_nested_validation=True,
 )
-def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, chunk_size=10_000):
+def iter_libsvm(
+    source,
+    *,
+    n_features=None,
+    hash_bits=None,
+    zero_based=False,
+    chunk_size=10_000,
+    read_ahead=True,
+):
     """Stream a LIBSVM (svmlight) file in chunks of rows.
 
     A line is ``label index:value ...`` with indices in ascending order; ``#``
@@ -80,6 +104,7 @@ def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, ch
         writes them, and an index 0 is an error.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
+    {read_ahead}
 
     Yields
     ------
@@ -115,7 +140,8 @@ def iter_libsvm(source, *, n_features=None, hash_bits=None, zero_based=False, ch
         spec = LibsvmSpec(2**hash_bits, zero_based=True, hash_bits=hash_bits)
     else:
         spec = LibsvmSpec(n_features, zero_based=zero_based)
-    for chunk in read_libsvm(source, chunk_size, spec, hints=PYTHON_HINTS):
+    chunks = read_libsvm(source, chunk_size, spec, hints=PYTHON_HINTS, start=starter(read_ahead))
+    for chunk in chunks:
         yield chunk.X, chunk.y, None
 
 
@@ -126,6 +152,7 @@ TABLE_PARAMETERS = {
     "columns": ["array-like", None],
     "hasher": [ColumnHasher, None],
     "chunk_size": CHUNK_SIZE,
+    "read_ahead": READ_AHEAD,
 }
 
 
@@ -149,6 +176,7 @@ def iter_csv(
     parser="auto",
     delimiter=None,
     column_names=None,
+    read_ahead=True,
 ):
     """Stream a CSV file in chunks of rows, its columns hashed.
 
@@ -203,6 +231,9 @@ def iter_csv(
         first line is then a row (as pandas' ``read_csv(names=...)``). A
         file whose first line is these names has a header line: it is
         refused.
+    {read_ahead}
+        Python's parser (``parser="python"``) reads in the thread that asks,
+        either way.
 
     Yields
     ------
@@ -255,7 +286,11 @@ def iter_csv(
         # The kinds as the command line finds them: whole numbers are categories
         # unless the hasher names them numeric.
         kinds, rows = first_chunk_kinds(
-            csv_input, csv_input.row_chunks(chunk_size), lambda _: features, categorical, numeric
+            csv_input,
+            csv_input.row_chunks(chunk_size, starter(read_ahead)),
+            lambda _: features,
+            categorical,
+            numeric,
         )
         # A numeric column holds numbers: a value that is not one is an error at its line.
         kinds = {name: NUMERIC if name in numeric else kind for name, kind in kinds.items()}
@@ -329,7 +364,14 @@ def feature_columns(path, header, label_column, weight_column, columns):
 
 @validate_params(TABLE_PARAMETERS, prefer_skip_nested_validation=True)
 def iter_parquet(
-    source, *, label_column=None, weight_column=None, columns=None, hasher=None, chunk_size=10_000
+    source,
+    *,
+    label_column=None,
+    weight_column=None,
+    columns=None,
+    hasher=None,
+    chunk_size=10_000,
+    read_ahead=True,
 ):
     """Stream a Parquet file in chunks of rows, its columns hashed.
 
@@ -361,6 +403,7 @@ def iter_parquet(
         ``numeric`` and ``interactions``); by default ``ColumnHasher()``.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
+    {read_ahead}
 
     Yields
     ------
@@ -423,7 +466,9 @@ def iter_parquet(
             name,
         )
 
-    chunks = read_parquet(parquet, name, hasher, columns, chunk_size, on_first_chunk=warn)
+    chunks = read_parquet(
+        parquet, name, hasher, columns, chunk_size, on_first_chunk=warn, start=starter(read_ahead)
+    )
     for chunk in chunks:
         yield chunk.X, chunk.y, chunk.sample_weight
 
@@ -434,10 +479,11 @@ def iter_parquet(
         "hash_bits": HASH_BITS,
         "interactions": ["array-like", None],
         "chunk_size": CHUNK_SIZE,
+        "read_ahead": READ_AHEAD,
     },
     prefer_skip_nested_validation=True,
 )
-def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
+def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000, read_ahead=True):
     """Stream a file of Vowpal Wabbit's text format in chunks of rows, hashed.
 
     A line is ``[label [importance]] ['tag]|namespace[:weight]
@@ -467,6 +513,7 @@ def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
         theirs.
     chunk_size : int, default=10_000
         Rows a chunk, at least 1.
+    {read_ahead}
 
     Yields
     ------
@@ -493,5 +540,11 @@ def iter_vw(source, *, hash_bits=20, interactions=None, chunk_size=10_000):
     (array([ 1., -1.]), array([2., 1.]), array(['first', ''], dtype=object))
     """
     interactions = check_interactions(interactions)
-    for chunk in read_vw(source, chunk_size, hash_bits, interactions, labels_required=None):
+    chunks = read_vw(source, chunk_size, hash_bits, interactions, None, start=starter(read_ahead))
+    for chunk in chunks:
         yield chunk.X, chunk.y, chunk.sample_weight, chunk.tags
+
+
+for _reader in (iter_csv, iter_libsvm, iter_parquet, iter_vw):
+    # str.replace, not format: the docstrings hold braces of their own.
+    _reader.__doc__ = _reader.__doc__.replace("{read_ahead}", READ_AHEAD_DOC)

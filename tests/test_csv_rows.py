@@ -194,6 +194,21 @@ def test_a_row_the_csv_module_refuses_is_an_error_at_its_line(parser):
         assert parsed_rows(data, parser)[1:] == expected[1:]
 
 
+@given(
+    texts=st.lists(st.text("ab\r\n", max_size=12), min_size=1, max_size=3),
+)
+def test_line_ends_are_the_csv_modules(texts):
+    """The line ends of bytes (and their count, once counted for other bytes
+    too) are where the csv module's text reading ends lines."""
+    for text in texts:
+        data = text.encode()
+        lines = io.StringIO(text, newline="").readlines()
+        ends = np.cumsum([len(line) for line in lines if line.endswith(("\r", "\n"))])
+        assert sources.csv_line_ends(data).tolist() == ends.tolist()
+        assert sources.csv_line_count(data) == len(ends)
+        assert sum(sources.line_end_counts(data)) == len(ends)  # counted twice
+
+
 # Hypothesis: random tables written with quotes (doubled inside quoted
 # fields), stray quotes inside unquoted fields, delimiters and line ends
 # inside quoted fields, and LF, CRLF or CR line ends, read in blocks of a few

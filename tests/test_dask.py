@@ -24,11 +24,13 @@ from sklearn.model_selection import GridSearchCV
 
 from conftest import assert_same, snapshot
 from skftrl import FMClassifier, FTRLClassifier
-from skftrl.datasets import load_a9a
+from skftrl.datasets import load_a9a, make_click_table
+from skftrl.preprocessing import ColumnHasher
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
+delayed = pytest.importorskip("dask").delayed
 dask_ml_wrappers = pytest.importorskip("dask_ml.wrappers")
 skftrl_dask = pytest.importorskip("skftrl.dask")
 
@@ -357,3 +359,144 @@ def test_n_shards_is_checked(client, a9a, n_shards):
         skftrl_dask.partial_fit(
             FTRLClassifier(), X_dask, da.from_array(y, chunks=300), CLASSES, n_shards=n_shards
         )
+
+
+# ------------------------------------- raw columns hashed on the workers
+@pytest.fixture(scope="module")
+def clicks():
+    """A raw click table (strings and integer codes) and its hasher: integer
+    columns are categories, but C15, named numeric, and a cross."""
+    table = make_click_table(2000, random_state=0)
+    hasher = ColumnHasher(
+        hash_bits=16, numeric=["C15"], interactions=[("banner_pos", "app_category")]
+    )
+    return table, hasher
+
+
+def partitions_in_order(table, frame):
+    """The rows of ``table`` (pandas) in the partitions of the dask ``frame``, in order."""
+    bounds = np.cumsum([0] + frame.map_partitions(len).compute().tolist())
+    return [table.iloc[start:stop] for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+def test_raw_columns_hashed_on_the_workers_in_one_shard_rounds_equal_partial_fit(client, clicks):
+    # One block a round is the sequential pass: the model equals partial_fit
+    # over the pandas partitions in order, each hashed by hasher.transform.
+    table, hasher = clicks
+    frame = dd.from_pandas(table, npartitions=4, sort=False)
+    weight = pd.Series(np.random.default_rng(0).uniform(0.5, 2.0, len(table)))
+    with distributed.get_task_stream(client) as stream:
+        model = skftrl_dask.partial_fit(
+            FTRLClassifier(l1=0.1),
+            frame.drop(columns="click"),
+            frame["click"],
+            classes=[0, 1],
+            sample_weight=dd.from_pandas(weight, npartitions=4, sort=False),
+            hasher=hasher,
+            n_shards=1,
+        )
+    assert ran_on_workers(stream, client, "_prepare")  # where the rows are hashed
+    expected = FTRLClassifier(l1=0.1)
+    parts = partitions_in_order(table, frame)
+    assert len(parts) == 4
+    for part in parts:
+        expected.partial_fit(
+            hasher.transform(part.drop(columns="click")),
+            part["click"],
+            classes=[0, 1],
+            sample_weight=weight[part.index],
+        )
+    assert_same_state(model, expected)
+    assert model.n_samples_seen_ == len(table) and model.n_features_in_ == 2**16
+
+
+def test_raw_columns_hashed_on_the_workers_match_the_rounds_reference(client, clicks):
+    table, hasher = clicks
+    frame = dd.from_pandas(table, npartitions=5, sort=False)
+    estimator = FTRLClassifier(engine="numpy", l1=0.05)
+    model = skftrl_dask.partial_fit(
+        clone(estimator),
+        frame.drop(columns="click"),
+        frame["click"],
+        [0, 1],
+        hasher=hasher,
+        n_shards=2,
+    )
+    blocks = [
+        (hasher.transform(part.drop(columns="click")), part["click"])
+        for part in partitions_in_order(table, frame)
+    ]
+    expected = rounds_of_blocks(clone(estimator), blocks, 2)
+    for name, value in expected.items():
+        assert_allclose(getattr(model, name), value, rtol=1e-10, atol=1e-12, err_msg=name)
+    assert model.n_samples_seen_ == len(table)
+
+
+def test_raw_columns_without_a_hasher_are_refused(client, clicks):
+    table, _ = clicks
+    frame = dd.from_pandas(table, npartitions=2, sort=False)
+    model = FTRLClassifier()
+    with pytest.raises(ValueError, match=r"X has columns of raw values: 'site_id' .*hasher="):
+        skftrl_dask.partial_fit(model, frame.drop(columns="click"), frame["click"], [0, 1])
+    assert not hasattr(model, "z_")
+
+
+def test_a_hasher_with_hashed_rows_is_refused(client, a9a, clicks):
+    X, y = a9a[0][:600], a9a[1][:600]
+    _, hasher = clicks
+    model = FTRLClassifier()
+    with pytest.raises(TypeError, match="^hasher hashes the raw columns of a dask.dataframe"):
+        skftrl_dask.partial_fit(
+            model,
+            da.from_array(X, chunks=(300, X.shape[1]), asarray=False),
+            da.from_array(y, chunks=300),
+            CLASSES,
+            hasher=hasher,
+        )
+    sparse = pd.DataFrame.sparse.from_spmatrix(X, columns=[f"c{i}" for i in range(X.shape[1])])
+    with pytest.raises(ValueError, match="^X has sparse columns .*without a hasher"):
+        skftrl_dask.partial_fit(
+            model,
+            dd.from_pandas(sparse, npartitions=2, sort=False),
+            dd.from_pandas(pd.Series(y), npartitions=2, sort=False),
+            CLASSES,
+            hasher=ColumnHasher(),
+        )
+    assert not hasattr(model, "z_")
+
+
+def test_a_hasher_naming_an_absent_column_is_refused_before_any_work(client, clicks):
+    table, _ = clicks
+    frame = dd.from_pandas(table, npartitions=2, sort=False)
+    with distributed.get_task_stream(client) as stream:
+        with pytest.raises(ValueError, match="numeric: no column 'price' in X"):
+            skftrl_dask.partial_fit(
+                FTRLClassifier(),
+                frame.drop(columns="click"),
+                frame["click"],
+                [0, 1],
+                hasher=ColumnHasher(numeric=["price"]),
+            )
+    assert not stream.data
+
+
+def test_partitions_of_x_and_y_of_other_rows_are_refused(client, clicks):
+    table, hasher = clicks
+    X, y = table.drop(columns="click"), table["click"]
+    model = FTRLClassifier().partial_fit(hasher.transform(X[:100]), y[:100], classes=[0, 1])
+    before = snapshot(model)
+    # As many partitions, of other lengths: the first block's are 500 and 400 rows.
+    X_frame = dd.from_pandas(X, npartitions=4, sort=False)
+    bounds = [0, 400, 1000, 1500, 2000]
+    y_series = dd.from_delayed(
+        [delayed(y.iloc[a:b]) for a, b in zip(bounds[:-1], bounds[1:])], meta=y.iloc[:0]
+    )
+    with pytest.raises(ValueError, match="their block 0 has 500 and 400 rows"):
+        skftrl_dask.partial_fit(model, X_frame, y_series, hasher=hasher)
+    assert_same(before, snapshot(model))
+    # Known divisions that differ are refused before any work.
+    X_sorted = dd.from_pandas(X, npartitions=4)
+    y_sorted = dd.from_pandas(y, npartitions=4).repartition(divisions=[0, 400, 1000, 1500, 1999])
+    with pytest.raises(ValueError, match="same partitions of rows; their divisions differ"):
+        skftrl_dask.partial_fit(model, X_sorted, y_sorted, hasher=hasher)
+    assert_same(before, snapshot(model))

@@ -323,6 +323,46 @@ def test_pyarrow_values_are_missing_where_is_missing_says_so():
     assert found[values.index("\u3000Null\xa0\xa0")]  # spaces beyond ASCII around it
 
 
+@needs_readers_extra
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["2e614931", "890882c1", "12345678"],  # hexadecimal ids, the first a number
+        ["2e614931", "1e5", "inf", "-Infinity", "NaN", "nan(x1)", "+.5", "007"],
+        ["2e614931", "1e5", "infx"],
+        ["1", "2", "0x10"],
+        ["1", "2", "1_000"],
+        ["1", "NA", " null ", "", "-3.5e-2"],  # missing markers hold letters
+        ["na", "NULL"],
+        ["1", "é"],
+    ],
+)
+def test_pyarrow_values_are_numbers_where_each_reads_as_one(values):
+    """A column's values are numbers when pyarrow reads each one that is not
+    missing as a number, cast on its own."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from skftrl._readers._csv_arrow import missing_values, numbers_of
+    from skftrl._readers._tables import arrow_text
+
+    def number(value):
+        try:
+            return pc.cast(pa.array([value]), pa.float64())[0].as_py()
+        except pa.ArrowInvalid:
+            return None
+
+    dictionary = pa.array(values, pa.string())
+    text = arrow_text(dictionary)
+    missing = missing_values(dictionary, text)
+    expected = [np.nan if gone else number(value) for value, gone in zip(values, missing)]
+    found = numbers_of(dictionary, missing, text)
+    if None in expected:
+        assert found is None
+    else:
+        np.testing.assert_array_equal(found, expected)
+
+
 def scan_lines(n_rows, late_word_at=None, bad_row_at=None):
     """CSV text for a first pass: a text column, a numeric one (a word at
     ``late_word_at``), an ignored one, labels 0/1, a row of too few fields at

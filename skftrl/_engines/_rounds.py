@@ -158,17 +158,17 @@ class ShardLearner:
                 features.append((as_3d(array), next(starts), as_3d(local)))
         features = tuple(zip(features[::2], features[1::2]))
         for pair in features:
-            run.compiled.gather(pair, columns)
+            run.compiled.gather(*pair[0], *pair[1], columns)
         return run.state._make(arrays), features, outputs
 
     def _shard_arrays(self, buffers, size):
         """The per-feature arrays of a shard of ``size`` columns, each of the
         model's array's shape but for its columns, C-contiguous at the start of
         its buffer. (Slices of ``(K, capacity, ...)`` arrays would not be
-        contiguous for K > 1: with numba 0.59 and 0.60, the compiled gather
-        and merge of a multiclass factorization machine's shards, given such
-        views, made a state that changed from run to run; the pass itself
-        learns the same from either.)"""
+        contiguous for K > 1. The state that changed from run to run with
+        such views under numba 0.59 and 0.60 was numba's typing of tuples of
+        arrays, which the compiled steps no longer take: see
+        :mod:`._rounds_numba`.)"""
         for buffer, array in zip(buffers, self.run.feature_arrays):
             n_values = array.shape[0] * size * math.prod(array.shape[2:])
             yield buffer.reshape(-1)[:n_values].reshape(array.shape[0], size, *array.shape[2:])
@@ -187,7 +187,7 @@ class ShardLearner:
         if len(self.table) < len(new_table(nonzeros)):
             self.table = new_table(nonzeros)
         count = self.run.compiled.compact_rows(
-            X.indptr, X.indices, X.data, rows, self.table, columns, shard_X
+            X.indptr, X.indices, X.data, rows, self.table, columns, *shard_X
         )
         return columns[:count], shard_X
 
@@ -267,7 +267,7 @@ class ParallelPass:
         for shard in shards:
             positions = shard.order[shard.bounds[part] : shard.bounds[part + 1]]
             for pair in shard.features:
-                self.compiled.merge(pair, shard.columns, positions)
+                self.compiled.merge(*pair[0], *pair[1], shard.columns, positions)
 
 
 def features_first(array, view):
@@ -345,7 +345,7 @@ def compact_block(X):
     compact = CSR(np.empty_like(X.indptr), np.empty_like(X.indices), np.empty_like(X.data))
     columns = np.empty(X.nnz, dtype=np.intp)
     table = new_table(X.nnz)
-    count = _rounds_numba.compact_rows(X.indptr, X.indices, X.data, rows, table, columns, compact)
+    count = _rounds_numba.compact_rows(X.indptr, X.indices, X.data, rows, table, columns, *compact)
     order = np.argsort(columns[:count])
     rank = np.empty(count, dtype=compact.indices.dtype)
     rank[order] = np.arange(count, dtype=compact.indices.dtype)

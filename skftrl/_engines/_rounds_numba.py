@@ -8,12 +8,19 @@ shard's changes (:func:`._math.merged`). The state arrays are taken as
 three-dimensional views ``(K, F, r)``: a linear model's ``(K, F)`` arrays as
 ``(K, F, 1)``, a factorization machine's factors as they are. Importing this
 module needs numba.
+
+Each array is an argument of its own, never an item of a tuple: numba 0.59
+and 0.60 type a tuple argument by a fingerprint of its items, and lose the
+first 40 bytes of a longer one (a pair of three arrays each takes 54), so
+they could run a tuple of strided views with the code compiled for a tuple
+of contiguous arrays, which reads and writes other columns. An array
+argument is typed by its own flags.
 """
 
 import numpy as np
 
 from . import _math
-from ._compile import _prefetch, compile
+from ._compile import _prefetch, compile, compile_inline
 
 merged = compile(_math.merged)
 
@@ -35,19 +42,21 @@ def _table_bits(table):
 
 
 @compile
-def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
+def compact_rows(
+    indptr, indices, data, rows, table, columns, local_indptr, local_indices, local_data
+):
     """Renumber the columns of ``rows`` of a CSR matrix ``0, 1, ...`` in the order
     they first appear; returns their number ``U``.
 
-    ``columns[:U]`` receives each new column's original; ``local_rows`` (the
-    arrays indptr, indices, data of a CSR matrix, of the shard's rows and
-    non-zeros) the rows over the new columns, in order. ``table`` is a hash
-    table of linear probing, of a power-of-two number of slots at least twice
-    the rows' non-zeros: int64 pairs, a slot ``s``'s column at ``2 s`` (-1 in
-    an empty slot, as all are left) and its number at ``2 s + 1``. (A column
-    and its number packed into one int64 would limit the columns to 2**31.)
+    ``columns[:U]`` receives each new column's original; ``local_indptr``,
+    ``local_indices`` and ``local_data`` (a CSR matrix's arrays, of the
+    shard's rows and non-zeros) the rows over the new columns, in order.
+    ``table`` is a hash table of linear probing, of a power-of-two number of
+    slots at least twice the rows' non-zeros: int64 pairs, a slot ``s``'s
+    column at ``2 s`` (-1 in an empty slot, as all are left) and its number
+    at ``2 s + 1``. (A column and its number packed into one int64 would
+    limit the columns to 2**31.)
     """
-    local_indptr, local_indices, local_data = local_rows
     shift = np.uint64(64 - _table_bits(table))
     mask = table.shape[0] // 2 - 1
     count = 0
@@ -90,22 +99,26 @@ def compact_rows(indptr, indices, data, rows, table, columns, local_rows):
     return count
 
 
+@compile_inline
+def _copy_column(array, start, local, column, i):
+    """``start[:, i]`` and ``local[:, i]`` take ``array[:, column]``."""
+    for k in range(array.shape[0]):
+        for f in range(array.shape[2]):
+            start[k, i, f] = local[k, i, f] = array[k, column, f]
+
+
 @compile
-def gather(arrays, columns):
+def gather(z, z_start, z_local, n, n_start, n_local, columns):
     """``start[:, i]`` and ``local[:, i]`` take ``array[:, columns[i]]`` for each
-    ``(array, start, local)`` of ``arrays``, column by column: a pair of arrays
-    ``z`` and ``n`` (a tuple of one type; numba compiles a loop over a tuple
-    of several types to slow code), whose columns may share cache lines."""
-    first = arrays[0][0][0, :, 0]
+    ``(array, start, local)`` of ``z`` and ``n``, column by column: a pair of
+    arrays whose columns may share cache lines."""
+    first = z[0, :, 0]
     for i in range(columns.shape[0]):
         if i + AHEAD < columns.shape[0]:
             _prefetch(first, columns[i + AHEAD])
         column = columns[i]
-        for a in range(len(arrays)):
-            array, start, local = arrays[a]
-            for k in range(array.shape[0]):
-                for f in range(array.shape[2]):
-                    start[k, i, f] = local[k, i, f] = array[k, column, f]
+        _copy_column(z, z_start, z_local, column, i)
+        _copy_column(n, n_start, n_local, column, i)
 
 
 @compile
@@ -129,23 +142,28 @@ def by_part(columns, n_parts, n_features, order, bounds):
     bounds[0] = 0
 
 
+@compile_inline
+def _merge_column(array, start, local, column, position):
+    """``array[:, column]`` takes the shard's changes at ``position`` (:func:`._math.merged`)."""
+    for k in range(array.shape[0]):
+        for f in range(array.shape[2]):
+            array[k, column, f] = merged(
+                np.float64(array[k, column, f]),
+                np.float64(start[k, position, f]),
+                np.float64(local[k, position, f]),
+            )
+
+
 @compile
-def merge(arrays, columns, positions):
-    """Merge a shard's changes (:func:`._math.merged`) into each ``array`` of
-    ``arrays`` (a pair of ``(array, start, local)``, as :func:`gather`'s), for
-    its columns at ``positions`` (indices into ``columns``)."""
-    first = arrays[0][0][0, :, 0]
+def merge(z, z_start, z_local, n, n_start, n_local, columns, positions):
+    """Merge a shard's changes (:func:`._math.merged`) into ``z`` and ``n`` (each
+    with its ``start`` and ``local``, as :func:`gather`'s), for its columns at
+    ``positions`` (indices into ``columns``)."""
+    first = z[0, :, 0]
     for p in range(positions.shape[0]):
         if p + AHEAD < positions.shape[0]:
             _prefetch(first, columns[positions[p + AHEAD]])
         position = positions[p]
         column = columns[position]
-        for a in range(len(arrays)):
-            array, start, local = arrays[a]
-            for k in range(array.shape[0]):
-                for f in range(array.shape[2]):
-                    array[k, column, f] = merged(
-                        np.float64(array[k, column, f]),
-                        np.float64(start[k, position, f]),
-                        np.float64(local[k, position, f]),
-                    )
+        _merge_column(z, z_start, z_local, column, position)
+        _merge_column(n, n_start, n_local, column, position)

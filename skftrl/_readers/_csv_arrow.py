@@ -30,7 +30,14 @@ from ._chunks import rechunk
 from ._csv_text import CsvInput, csv_reader, decode
 from ._csv_values import MISSING_SPELLINGS, WHITESPACE, is_missing, parse_numbers
 from ._hashing import Factorized, compiled_hashing, concatenate_factorized, factorize
-from ._sources import DataError, csv_line_ends, csv_row_ends, next_line_end, read_ahead
+from ._sources import (
+    DataError,
+    csv_line_ends,
+    line_end_counts,
+    next_line_end,
+    read_ahead,
+    row_ending,
+)
 from ._tables import arrow_text
 
 NEWLINE, CARRIAGE_RETURN = 10, 13
@@ -48,6 +55,13 @@ LONGEST_MISSING = max(map(len, MISSING_SPELLINGS))
 MAY_BE_SPACE = np.array(
     [chr(byte) in WHITESPACE or byte >= 0x80 for byte in range(256)], dtype=bool
 )
+# The first bytes of the missing markers that have one (an n).
+MAY_START_MISSING = np.array(
+    [any(marker[:1] == chr(byte) for marker in MISSING_SPELLINGS) for byte in range(256)],
+    dtype=bool,
+)
+# The bytes of a number's text, but for those of "inf" and "nan".
+NUMBER_BYTES = np.array([chr(byte) in "0123456789+-.eE" for byte in range(256)], dtype=bool)
 
 
 class FactorizedRows(NamedTuple):
@@ -104,43 +118,35 @@ def as_text(part):
     return Factorized(text, codes, missing, np.append(part[present], np.nan), cached=True)
 
 
-def has_bare_return(block):
-    """Whether bytes hold a carriage return not followed by a newline."""
-    if b"\r" not in block:  # one fast scan, as most blocks have none
-        return False
-    data = np.frombuffer(block, dtype=np.uint8)
-    returns = np.flatnonzero(data == CARRIAGE_RETURN)
-    if not returns.size:
-        return False
-    return returns[-1] == len(data) - 1 or bool((data[returns + 1] != NEWLINE).any())
-
-
 def row_lines(block, first_line, n_rows, delimiter=","):
     """The line each row of a block starts on, as the csv module counts rows
     and lines (a blank line holds no row; a carriage return alone ends a
     line); None when the block does not have ``n_rows`` such rows."""
     # numpy counts bytes faster than bytes.count, and without the GIL: the
     # reading thread runs beside the one that hashes the rows.
-    data = np.frombuffer(block, dtype=np.uint8)
-    n_newlines = np.count_nonzero(data == NEWLINE)
-    if not has_bare_return(block) and n_newlines + (not block.endswith(b"\n")) == n_rows:
+    n_newlines, alone = line_end_counts(block)
+    if not alone and n_newlines + (not block.endswith(b"\n")) == n_rows:
         # A row a line: a blank line or a newline inside quotes would add a
         # line, and a carriage return alone ends a row as a newline does.
         return np.arange(first_line, first_line + n_rows)
-    line_ends = csv_line_ends(block)
-    starts = np.concatenate([[0], csv_row_ends(block, delimiter.encode(), line_ends)])
-    starts = starts[starts < len(data)]
-    # A row that starts with a line end is a blank line.
-    first_bytes = data[starts]
-    starts = starts[(first_bytes != NEWLINE) & (first_bytes != CARRIAGE_RETURN)]
-    if len(starts) != n_rows:
+    data = np.frombuffer(block, dtype=np.uint8)
+    line_ends = csv_line_ends(block, alone)
+    # Line k starts at starts[k]: it starts a row where the line end before
+    # it ends one, and it is not blank (it does not start with a line end).
+    starts = np.concatenate([[0], line_ends])
+    first_bytes = data[np.minimum(starts, len(data) - 1)]
+    rows = (starts < len(data)) & (first_bytes != NEWLINE) & (first_bytes != CARRIAGE_RETURN)
+    rows[1:] &= row_ending(block, line_ends, delimiter.encode())
+    (row_starts,) = np.nonzero(rows)
+    if len(row_starts) != n_rows:
         return None
-    return first_line + np.searchsorted(line_ends, starts, side="right")
+    return first_line + row_starts
 
 
-def numbers_of(dictionary, missing):
-    """The numbers of an Arrow string array's values (NaN where ``missing``),
-    or None when one is not a number as pyarrow reads numbers.
+def numbers_of(dictionary, missing, text):
+    """The numbers of an Arrow string array's values (NaN where ``missing``;
+    ``text`` their bytes and offsets, :func:`~._tables.arrow_text`), or None
+    when one is not a number as pyarrow reads numbers.
 
     pyarrow's reading of a number is Python's ``float()`` (both correctly
     rounded), and it refuses what ``float()`` reads in other forms (spaces,
@@ -151,11 +157,32 @@ def numbers_of(dictionary, missing):
     try:
         if present.any():  # a column of text fails on its first value, without a copy
             pc.cast(dictionary.slice(int(present.argmax()), 1), pa.float64())
+            # Else on a value that cannot be a number, found from the bytes
+            # (a column of hexadecimal ids whose first value reads as 2e61...).
+            if not may_be_numbers(text, present):
+                return None
         read = pc.cast(dictionary.filter(pa.array(present)), pa.float64())
     except pa.ArrowInvalid:
         return None
     numbers[present] = read.to_numpy(zero_copy_only=False)
     return numbers
+
+
+def may_be_numbers(text, present):
+    """Whether each value of ``text`` (bytes and offsets, :func:`~._tables.arrow_text`)
+    where ``present`` may be a number as pyarrow reads numbers: False when one
+    holds a byte that a number's text cannot hold, outside "inf", "infinity" and
+    "nan" (any case, "nan(...)" too), which each hold an n."""
+    data, offsets = text
+    data = data[offsets[0] : offsets[-1]]
+    other = ~NUMBER_BYTES[data]
+    if not other.any():  # digits, signs, points and exponents only: the common case
+        return True
+    values = offsets - offsets[0]
+    others = np.concatenate([[0], np.cumsum(other)])[values]
+    ns = np.concatenate([[0], np.cumsum((data == ord("n")) | (data == ord("N")))])[values]
+    refused = (np.diff(others) > 0) & (np.diff(ns) == 0)
+    return not (refused & present).any()
 
 
 def missing_values(dictionary, text):
@@ -165,13 +192,18 @@ def missing_values(dictionary, text):
     value with spaces around it that is one."""
     data, offsets = text
     lengths = np.diff(offsets)
-    # Only a value as short as a marker, or with a space (or a byte of a
-    # character beyond ASCII) at an end, may be missing: found from the
-    # offsets, the values' text is looked at for those alone.
-    maybe = lengths <= LONGEST_MISSING
-    long = np.flatnonzero(~maybe)
-    ends = np.concatenate([offsets[long], offsets[long + 1] - 1])
-    maybe[long] = (MAY_BE_SPACE[data[ends]].reshape(2, -1)).any(axis=0)
+    # Only an empty value, one as short as a marker that starts as one does,
+    # or one with a space (or a byte of a character beyond ASCII) at an end
+    # may be missing: found from the first and last bytes, the values' text
+    # is looked at for those alone.
+    empty = lengths == 0
+    if empty.all():
+        maybe = empty
+    else:
+        first = data[np.minimum(offsets[:-1], len(data) - 1)]  # (of empty values: ignored)
+        last = data[np.maximum(offsets[1:] - 1, 0)]
+        maybe = empty | MAY_BE_SPACE[first] | MAY_BE_SPACE[last]
+        maybe |= (lengths <= LONGEST_MISSING) & MAY_START_MISSING[first]
     missing = np.zeros(len(lengths), dtype=bool)
     candidates = np.flatnonzero(maybe)
     if not candidates.size:
@@ -215,11 +247,13 @@ class ArrowCsvInput(CsvInput):
         for first_line, block in self.blocks:
             yield self.parse(first_line, block)
 
-    def row_chunks(self, chunk_size):
+    def row_chunks(self, chunk_size, start=read_ahead):
         """The rows after the header in :class:`FactorizedRows` of exactly
         ``chunk_size`` rows (the last may be shorter), read and parsed ahead
-        in a thread: pyarrow parses the next block while this one is used."""
-        return rechunk(read_ahead(self.pieces()), chunk_size, concatenate_rows)
+        in a thread: pyarrow parses the next block while this one is used
+        (``start``: :func:`~._sources.read_ahead`, or
+        :func:`~._sources.read_on_demand` for no thread)."""
+        return rechunk(start(self.pieces()), chunk_size, concatenate_rows)
 
     # The positions of the columns read as numbers (see read_numbers).
     numeric: frozenset = frozenset()
@@ -259,7 +293,9 @@ class ArrowCsvInput(CsvInput):
 
     def parse(self, first_line, block):
         """The :class:`FactorizedRows` of a block of whole lines."""
-        if not block.strip(b"\r\n"):
+        # Line ends alone (no row): looked for past the first byte (a copy
+        # of the block) only where it is one.
+        if block[:1] in (b"", b"\r", b"\n") and not block.strip(b"\r\n"):
             return self.python_rows(first_line, block)
         quoted = b'"' in block
         numeric = self.numeric
@@ -336,7 +372,7 @@ class ArrowCsvInput(CsvInput):
                     dictionary,
                     np.concatenate(codes) if codes else np.zeros(0, np.intp),
                     missing,
-                    numbers_of(dictionary, missing),
+                    numbers_of(dictionary, missing, text),
                     cached=True,
                     text=text,
                 )

@@ -231,9 +231,11 @@ class CsvInput:
             rows = self._rows(reader, first_line, width, text)
         return rows
 
-    def row_chunks(self, chunk_size):
+    def row_chunks(self, chunk_size, start=None):
         """The rows after the header in :class:`CsvRows` of exactly ``chunk_size``
-        rows (the last may be shorter)."""
+        rows (the last may be shorter), read in the thread that uses them
+        (``start`` is not used: the csv module holds the GIL, and a thread
+        reading ahead would take the learner's time)."""
         return rechunk(self.pieces(), chunk_size, concatenate_rows)
 
     def read_numbers(self, positions):

@@ -2,7 +2,9 @@
 
 :func:`murmurhash3` hashes bytes as :func:`._hashing.hash_names` hashes a
 name's UTF-8 text (the one other copy of MurmurHash3: the compiled VW reader
-and :func:`hash_prefixed`, for pyarrow's strings, use it).
+and :func:`hash_prefixed`, for pyarrow's strings, use it); its parts,
+:func:`murmur_bytes` and :func:`murmur_end`, hash a name in pieces (the VW
+reader hashes a namespace's ``namespace=`` once for all its features).
 :func:`hash_integers` hashes integers as the names of their decimal text
 (``field=1005``), which :func:`._value_text.value_text` gives them, without
 Python strings.
@@ -137,12 +139,40 @@ def _mix(k):
     return (k * np.uint64(0x1B873593)) & np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=cache, nogil=True)
-def murmurhash3(buffer, start, stop):
-    """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
-    ``buffer[start:stop]``, as :func:`._hashing.hash_names` hashes a name's
-    UTF-8 bytes (scikit-learn's ``murmurhash3_32``, tested against it)."""
-    h = np.uint64(0)
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_block(h, k):
+    """The state ``h`` of MurmurHash3_x86_32 after the 4-byte block ``k``."""
+    h ^= _mix(k)
+    h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & np.uint64(0xFFFFFFFF)
+    return (h * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_end(h, tail, length):
+    """The signed hash of ``length`` bytes from the state ``h`` after their
+    whole 4-byte blocks and ``tail``, the last 0 to 3 bytes (0 without)."""
+    h ^= _mix(tail)  # a tail of no bytes (0) mixes to 0: no change
+    h ^= np.uint64(length)
+    h ^= h >> np.uint64(16)
+    h = (h * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(13)
+    h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
+    h ^= h >> np.uint64(16)
+    return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def murmur_bytes(buffer, start, stop, h, tail, shift):
+    """``(h, tail, shift)``: the state of MurmurHash3_x86_32 after the bytes
+    ``buffer[start:stop]`` from the state ``h`` after whole 4-byte blocks
+    and ``tail``, ``shift // 8`` bytes past them (0 to 3): a name hashed in
+    parts, as its bytes are read."""
+    while shift and start < stop:  # complete the block begun
+        tail |= np.uint64(buffer[start]) << np.uint64(shift)
+        start += 1
+        shift += 8
+        if shift == 32:
+            h, tail, shift = murmur_block(h, tail), np.uint64(0), 0
     end = stop - (stop - start) % 4
     for b in range(start, end, 4):
         k = (
@@ -151,24 +181,20 @@ def murmurhash3(buffer, start, stop):
             | (np.uint64(buffer[b + 2]) << np.uint64(16))
             | (np.uint64(buffer[b + 3]) << np.uint64(24))
         )
-        h ^= _mix(k)
-        h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & np.uint64(0xFFFFFFFF)
-        h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & np.uint64(0xFFFFFFFF)
-    rest = stop - end
-    if rest:
-        k = np.uint64(buffer[end])
-        if rest >= 2:
-            k |= np.uint64(buffer[end + 1]) << np.uint64(8)
-        if rest == 3:
-            k |= np.uint64(buffer[end + 2]) << np.uint64(16)
-        h ^= _mix(k)
-    h ^= np.uint64(stop - start)
-    h ^= h >> np.uint64(16)
-    h = (h * np.uint64(0x85EBCA6B)) & np.uint64(0xFFFFFFFF)
-    h ^= h >> np.uint64(13)
-    h = (h * np.uint64(0xC2B2AE35)) & np.uint64(0xFFFFFFFF)
-    h ^= h >> np.uint64(16)
-    return np.int64(h) - np.int64(2**32) if h >= np.uint64(2**31) else np.int64(h)
+        h = murmur_block(h, k)
+    for b in range(end, stop):
+        tail |= np.uint64(buffer[b]) << np.uint64(shift)
+        shift += 8
+    return h, tail, shift
+
+
+@njit(cache=cache, nogil=True)
+def murmurhash3(buffer, start, stop):
+    """The signed 32-bit MurmurHash3_x86_32 (seed 0) of the bytes
+    ``buffer[start:stop]``, as :func:`._hashing.hash_names` hashes a name's
+    UTF-8 bytes (scikit-learn's ``murmurhash3_32``, tested against it)."""
+    h, tail, _ = murmur_bytes(buffer, start, stop, np.uint64(0), np.uint64(0), 0)
+    return murmur_end(h, tail, stop - start)
 
 
 @njit(cache=cache, nogil=True)

@@ -199,9 +199,10 @@ def libsvm_row_chunks(path, chunk_size, labels_required=True, start=read_ahead):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter), indices as written.
 
     The input is read, parsed and cut into chunks ahead in a thread
-    (``start``: :func:`read_ahead`, or :class:`~._sources.ReadAhead` to start
-    at once), CHUNK_BYTES_AHEAD of chunks at most, so that this work overlaps
-    with the work on the chunk being used.
+    (``start``: :func:`read_ahead`, :class:`~._sources.ReadAhead` to start
+    at once, or :func:`~._sources.read_on_demand` for no thread),
+    CHUNK_BYTES_AHEAD of chunks at most, so that this work overlaps with the
+    work on the chunk being used.
     """
     chunks = rechunk(libsvm_pieces(path, labels_required), chunk_size)
     return start(chunks, CHUNK_BYTES_AHEAD, lambda chunk: chunk.nbytes)
@@ -273,11 +274,18 @@ def drop_columns_from(X, first):
 
 
 def read_libsvm(
-    path, chunk_size, spec, labels_required=True, hints=COMMAND_LINE_HINTS, drop_extra=False
+    path,
+    chunk_size,
+    spec,
+    labels_required=True,
+    hints=COMMAND_LINE_HINTS,
+    drop_extra=False,
+    start=read_ahead,
 ):
-    """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`)."""
+    """Chunks of a LIBSVM input in a model's columns (see :func:`fit_to_model`),
+    read ahead as ``start`` says (see :func:`libsvm_row_chunks`)."""
     name = source_name(path)
-    for chunk in libsvm_row_chunks(path, chunk_size, labels_required):
+    for chunk in libsvm_row_chunks(path, chunk_size, labels_required, start):
         yield fit_to_model(name, chunk, spec, hints, drop_extra)
 
 

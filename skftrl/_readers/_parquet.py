@@ -271,13 +271,16 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_fi
             first_row += batch.num_rows
 
 
-def read_parquet(parquet, name, hasher, columns, chunk_size, names=None, on_first_chunk=None):
+def read_parquet(
+    parquet, name, hasher, columns, chunk_size, names=None, on_first_chunk=None, start=read_ahead
+):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of an
     open Parquet file (see :func:`parquet_pieces`), read and hashed ahead in
-    a thread while the chunks before are learned."""
+    a thread while the chunks before are learned (``start``:
+    :func:`~._sources.read_ahead`, or :func:`~._sources.read_on_demand` for none)."""
     # numba (the compiled hashing) imported in this thread, before the
     # reader's starts: two threads importing it at once (the reader's and a
     # learner's) can deadlock on its circular imports.
     compiled_hashing()
     pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names, on_first_chunk)
-    return rechunk(read_ahead(pieces), chunk_size)
+    return rechunk(start(pieces), chunk_size)

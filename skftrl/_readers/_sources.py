@@ -332,36 +332,61 @@ def next_line_end(data, start=0):
     return stop if newline < 0 else newline + 1
 
 
-def csv_line_ends(data):
+def csv_line_ends(data, alone=None):
     """The positions after each line end of bytes, as the csv module ends
     lines: a newline, a carriage return and a newline, a carriage return
-    alone (one ending the bytes too)."""
+    alone (one ending the bytes too); ``alone`` is the number of carriage
+    returns alone (:func:`line_end_counts`), if known."""
     array = np.frombuffer(data, dtype=np.uint8)
     newlines = positions_of(array, NEWLINE) + 1
-    if b"\r" not in data or csv_line_count(data) == len(newlines):  # no carriage return alone
+    if alone is None:
+        alone = line_end_counts(data)[1]
+    if not alone:
         return newlines
     returns = np.flatnonzero(array == CARRIAGE_RETURN)
     following = array[np.minimum(returns + 1, len(array) - 1)]
     bare = returns[(returns == len(array) - 1) | (following != NEWLINE)] + 1
-    if not bare.size:
-        return newlines
     return np.sort(np.concatenate([newlines, bare]))
 
 
 def csv_line_count(data):
     """The number of line ends of bytes, as :func:`csv_line_ends` finds them."""
+    return sum(line_end_counts(data))
+
+
+# The bytes last counted by line_end_counts, and their counts: a CSV
+# block's are wanted twice, for its rows' lines and for the next block's
+# first line (a tuple, replaced whole: threads may count at once).
+last_counted = (b"", (0, 0))
+
+
+def line_end_counts(data):
+    """``(newlines, alone)``: the number of newlines of bytes, and of carriage
+    returns alone (not followed by a newline; one ending the bytes too)."""
+    global last_counted
+    counted, counts = last_counted
+    if counted is data:
+        return counts
     if b"\r" not in data:  # one fast scan, as most blocks have none
-        return newline_count(data)
+        counts = newline_count(data), 0
+    else:
+        counts = carriage_return_counts(data)
+    last_counted = (data, counts)
+    return counts
+
+
+def carriage_return_counts(data):
+    """:func:`line_end_counts` of bytes that hold a carriage return."""
     array = np.frombuffer(data, dtype=np.uint8)
-    count = 0
+    newlines = alone = 0
     for start in range(0, len(array), STEP):
         part = array[start : start + STEP + 1]  # and the next part's first byte
-        newlines = part == NEWLINE
+        is_newline = part == NEWLINE
         returns = part[:STEP] == CARRIAGE_RETURN
         # Newlines, and carriage returns not followed by one (True > False).
-        count += np.count_nonzero(newlines[:STEP])
-        count += np.count_nonzero(returns[: len(part) - 1] > newlines[1:])
-    return int(count) + bool(array[-1] == CARRIAGE_RETURN)
+        newlines += np.count_nonzero(is_newline[:STEP])
+        alone += np.count_nonzero(returns[: len(part) - 1] > is_newline[1:])
+    return int(newlines), int(alone) + bool(array[-1] == CARRIAGE_RETURN)
 
 
 def positions_of(array, byte):
@@ -460,14 +485,12 @@ def quoted_at(quotes, positions):
     return runs % 2 == 1 if inside is None else inside[runs]
 
 
-def csv_row_ends(data, delimiter=b",", line_ends=None):
-    """The positions after each line end of CSV bytes (that start a row)
-    that ends a row: each outside quoted fields (see :func:`csv_quotes`);
-    ``line_ends`` are the bytes' :func:`csv_line_ends`, if known."""
-    ends = csv_line_ends(data) if line_ends is None else line_ends
+def row_ending(data, line_ends, delimiter=b","):
+    """Which of the :func:`csv_line_ends` of CSV bytes (that start a row)
+    end a row: each outside quoted fields (see :func:`csv_quotes`)."""
     if b'"' not in data:
-        return ends
-    return ends[~quoted_at(csv_quotes(data, delimiter), ends - 1)]
+        return np.ones(len(line_ends), dtype=bool)
+    return ~quoted_at(csv_quotes(data, delimiter), line_ends - 1)
 
 
 def last_row_end(data, delimiter=b","):
@@ -502,7 +525,7 @@ def unclosed_quote(path, line, at_end):
     )
 
 
-def line_blocks(source, quoted=False, delimiter=","):
+def line_blocks(source, quoted=False, delimiter=",", count_lines=None):
     """Blocks of whole lines of a :class:`ByteSource`, and the number of each
     block's first line.
 
@@ -512,10 +535,11 @@ def line_blocks(source, quoted=False, delimiter=","):
     field ends no row (see :func:`csv_quotes`). A quoted field that is never
     closed is a DataError at the line where it opens, raised at the end of
     the input or once the field is longer than a field can be (rather than
-    read as one field to the end of the input).
+    read as one field to the end of the input). ``count_lines`` (a block's
+    lines), given, replaces the count of newlines (or of CSV lines).
     """
     separator = delimiter.encode()
-    count_lines = csv_line_count if quoted else newline_count
+    count_lines = count_lines or (csv_line_count if quoted else newline_count)
     carry, line = b"", 1
     while True:
         try:
@@ -563,6 +587,12 @@ def read_ahead(items, depth=READ_AHEAD, weigh=None):
         yield from ahead
     finally:
         ahead.close()
+
+
+def read_on_demand(items, depth=READ_AHEAD, weigh=None):
+    """The items of a generator, produced in the consumer's thread as each is
+    asked for: :func:`read_ahead` without a thread (the readers' ``read_ahead=False``)."""
+    yield from items
 
 
 class ReadAhead:

@@ -29,10 +29,12 @@ feature values, no namespace weights: every feature's value is 1, as in most
 click logs) is read by a shorter loop, :func:`plain_rows`, several times
 faster than reading each token as :func:`full_rows` does; both give the same
 rows. With numba installed, a block of ASCII text (with or without ``:``) is
-read and hashed by compiled code (:mod:`._vw_numba`), faster again, with
-the same result; only the heads of its rows (label, weight, tag) are read in
-Python, each distinct one once. The block's matrix and its crosses are then
-made by compiled code too (:meth:`VwParser.hashed`).
+read, hashed and made into its matrix, crosses included, by compiled code
+(:mod:`._vw_numba`) in one pass, faster again, with the same result; only
+the heads of its rows (label, weight, tag) are read in Python, each
+distinct one once. Once the compiled reader has read a block, it reads the
+input's smaller blocks too (its code is loaded), and the lines it counted
+spare :func:`._sources.line_blocks` its own count.
 """
 
 import itertools
@@ -56,7 +58,7 @@ from ._hashing import (
     listed,
     overflowing_sum,
 )
-from ._sources import ByteSource, DataError, line_blocks, read_ahead
+from ._sources import ByteSource, DataError, line_blocks, newline_count, read_ahead
 
 # What separates tokens: spaces and tabs, as Vowpal Wabbit reads them, and
 # CRs (of CRLF line ends). str.split() splits on these and on other
@@ -303,25 +305,46 @@ class VwParser:
         self.interactions = check_interactions(interactions)
         self.labels_required = labels_required
         self.labelled = None  # whether rows have labels: the first row tells
+        # Each interaction's letters as code points, a row each (-1 past its
+        # end), and their numbers: as the compiled code takes them.
+        lengths = np.array([len(crossed) for crossed in self.interactions], dtype=np.int64)
+        codes = np.full((len(lengths), max(lengths, default=0)), -1, dtype=np.int64)
+        for t, crossed in enumerate(self.interactions):
+            codes[t, : len(crossed)] = [ord(letter) for letter in crossed]
+        self.codes = codes, lengths
+        self.compiled = False  # whether the compiled reader has read a block
+        self.newlines = None  # (block, its newlines) of the compiled reader's last block
 
     def parse(self, first_line, block):
         """The :class:`~._chunks.Chunk` of a block of whole lines, with its tags."""
-        compiled = compiled_reader() if len(block) >= COMPILED_BYTES else None
+        compiled = compiled_reader() if len(block) >= COMPILED_BYTES or self.compiled else None
         read = None if compiled is None else self.compiled_rows(compiled, first_line, block)
         if read is None:
-            read = self.python_rows(first_line, block)
-        (labels, weights, tags), lines, features, letters = read
+            heads, lines, features, letters = self.python_rows(first_line, block)
+            X = self.hashed(features, letters, len(lines))
+            self.newlines = None
+        else:
+            heads, lines, X = read
+            # Once its code is loaded, the compiled reader reads blocks of any size.
+            self.compiled = True
+        labels, weights, tags = heads
         y = self.labels(labels, lines)
         sample_weight = None
         if not np.isnan(weights).all():
             sample_weight = np.where(np.isnan(weights), 1.0, weights)
-        X = self.hashed(features, letters, len(labels), compiled)
         if not np.isfinite(X.data).all():
             row = np.searchsorted(X.indptr, np.flatnonzero(~np.isfinite(X.data))[0], "right") - 1
             line = int(lines[row])
             text = block.split(b"\n")[line - first_line].decode("utf-8")
             raise self.overflow(line, text)
         return Chunk(X, y, np.asarray(lines, dtype=np.int64), sample_weight, tags)
+
+    def newline_count(self, block):
+        """The newlines of a block: those the compiled reader counted, if it
+        read this block last."""
+        if self.newlines is not None and self.newlines[0] is block:
+            return self.newlines[1]
+        return newline_count(block)
 
     def overflow(self, line, text):
         """The DataError of a line whose row's matrix holds a value beyond
@@ -381,12 +404,14 @@ class VwParser:
         return head_arrays(heads), lines, features, letters
 
     def compiled_rows(self, compiled, first_line, block):
-        """:meth:`python_rows` of a block, by :func:`._vw_numba.read_block`
-        (of the module ``compiled``); None where it leaves the block to Python."""
-        read = compiled.read_block(block)
+        """``(heads, lines, X)`` of a block (as :meth:`python_rows` and
+        :meth:`hashed` make them), by :func:`._vw_numba.read_block` (of the
+        module ``compiled``); None where it leaves the block to Python."""
+        read = compiled.read_block(block, *self.codes, self.hash_bits)
         if read is None:
             return None
-        block_lines, heads, codes, rows, hashes, values, letters = read
+        newlines, block_lines, heads, codes, indptr, indices, values = read
+        self.newlines = (block, newlines)
         lines = first_line + block_lines
         # A block's heads repeat (a few labels): each distinct one is read once,
         # at its first row (whose line an error names).
@@ -396,8 +421,8 @@ class VwParser:
                 for start, stop, row in heads.tolist()
             ]
         )
-        features = Features(rows, hashes, values)
-        return [part[codes] for part in distinct], lines, features, letters
+        X = canonical_matrix(indptr, indices, values, (len(lines), 2**self.hash_bits))
+        return [part[codes] for part in distinct], lines, X
 
     def labels(self, labels, lines):
         """The labels of the rows (``labels``, NaN where a row has none), or
@@ -427,13 +452,8 @@ class VwParser:
         if not nonzero.all():
             features, letters = features.take(nonzero), letters[nonzero]
         if compiled is not None:
-            # Each interaction's letters as code points, a row each (-1 past its end).
-            lengths = np.array([len(crossed) for crossed in self.interactions], dtype=np.int64)
-            interactions = np.full((len(lengths), max(lengths, default=0)), -1, dtype=np.int64)
-            for t, crossed in enumerate(self.interactions):
-                interactions[t, : len(crossed)] = [ord(letter) for letter in crossed]
             rows = compiled.rows_matrix(
-                *features[:3], letters, interactions, lengths, n_rows, self.hash_bits
+                *features[:3], letters, *self.codes, n_rows, self.hash_bits
             )
             return canonical_matrix(*rows, (n_rows, 2**self.hash_bits))
         parts = [features]
@@ -452,18 +472,19 @@ def vw_pieces(path, hash_bits, interactions=(), labels_required=True):
     source = ByteSource(path)
     try:
         parser = VwParser(source.path, hash_bits, interactions, labels_required)
-        for first_line, block in line_blocks(source):
+        for first_line, block in line_blocks(source, count_lines=parser.newline_count):
             yield parser.parse(first_line, block)
     finally:
         source.close()
 
 
-def read_vw(path, chunk_size, hash_bits, interactions=(), labels_required=True):
+def read_vw(path, chunk_size, hash_bits, interactions=(), labels_required=True, start=read_ahead):
     """Chunks of exactly ``chunk_size`` rows (the last may be shorter) of VW
-    text, parsed ahead in a thread."""
+    text, parsed ahead in a thread (``start``: :func:`~._sources.read_ahead`,
+    or :func:`~._sources.read_on_demand` for none)."""
     # numba imported in this thread, before the reader's starts: two threads
     # importing it at once (the reader's and a learner's) can deadlock on its
     # circular imports.
     compiled_reader()
     pieces = vw_pieces(path, hash_bits, interactions, labels_required)
-    return rechunk(read_ahead(pieces), chunk_size)
+    return rechunk(start(pieces), chunk_size)

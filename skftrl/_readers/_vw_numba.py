@@ -4,23 +4,27 @@
 reads it (and :func:`._vw.plain_rows`, for a block without ``:``): each
 feature named ``namespace=token`` (``token`` in the default namespace), its
 value that of its ``:value`` (1 without one) times its namespace's
-``:weight``; and hashes each name as :func:`._hashing.hash_names` does, in
-one pass over the bytes that releases the GIL. Tokens are separated by
-spaces, tabs and CRs, as in :mod:`._vw` (other ASCII whitespace is part of
-its token). It reads ASCII text only (Python checks that the bytes of other
-text are UTF-8; each byte is checked as it is read), and numbers in
-the forms the compiled LIBSVM parser reads exactly (``_decimal``, as
-Python's ``float()`` reads them). A block holding anything else (another
-byte, another number, a feature without a name, a line that is neither
-blank nor has a ``|``) is left to Python, which reads or explains it. The
-heads of the rows (label, importance weight, tag) are read in Python, each
-distinct one once: :func:`read_block` numbers them.
+``:weight``; hashes each name as :func:`._hashing.hash_names` does; and
+makes the block's CSR rows, the crosses of ``-q`` and ``--cubic``
+included, as :meth:`._vw.VwParser.hashed` makes them in numpy: all in one
+pass over the bytes (:func:`_scan`) that releases the GIL. A name is hashed
+as it is read, from the hash's state after its namespace's ``namespace=``
+(each namespace's name is hashed once); a row's entries are made, sorted
+(by rank or, in long rows, by a radix sort) and added up at its line's
+end. Tokens are separated by spaces, tabs and CRs, as in :mod:`._vw` (other
+ASCII whitespace is part of its token). It reads ASCII text only (Python
+checks that the bytes of other text are UTF-8; each byte is checked as it
+is read), and numbers in the forms the compiled LIBSVM parser reads
+exactly (``_decimal``, as Python's ``float()`` reads them). A block holding
+anything else (another byte, another number, a feature without a name, a
+line that is neither blank nor has a ``|``) is left to Python, which reads
+or explains it. The heads of the rows (label, importance weight, tag) are
+read in Python, each distinct one once: :func:`read_block` numbers them.
 
-:func:`rows_matrix` makes a block's CSR rows, the crosses of ``-q`` and
-``--cubic`` included, as :meth:`._vw.VwParser.hashed` makes them in numpy
-(``_hashing.crosses`` and ``hashed_matrix``, the reference it is tested
-against): a row at a time, its entries sorted by rank or, in long rows, by a
-radix sort.
+:func:`rows_matrix` makes the CSR rows of features already read (and their
+crosses) with the same code (:func:`_row_entries`); it is tested against
+numpy's assembly (``_hashing.crosses`` and ``hashed_matrix``), and
+:func:`read_block` against Python's reader (``tests/test_vw_rows.py``).
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
@@ -29,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from ._hashing import FNV_PRIME, MASK_32
-from ._hashing_numba import add_row, cache, murmurhash3
+from ._hashing_numba import add_row, cache, murmur_bytes, murmur_end, murmurhash3
 from ._libsvm_numba import _decimal
 
 NEWLINE, BAR, SPACE, TAB, CR, COLON, EQUALS = 10, 124, 32, 9, 13, 58, 61
@@ -41,37 +45,66 @@ KINDS = np.zeros(256, dtype=np.uint8)
 KINDS[[SPACE, TAB, CR]] = IS_SPACE
 KINDS[NEWLINE], KINDS[BAR], KINDS[COLON] = IS_NEWLINE, IS_BAR, IS_COLON
 KINDS[128:] = NOT_ASCII
+EQUALS_BYTE = np.array([EQUALS], dtype=np.uint8)  # after a namespace's name, in a feature's
+
+
+@njit(cache=cache, nogil=True, inline="always")
+def _grown(array, needed):
+    """``array``, or a copy with room for ``needed`` items."""
+    if needed <= len(array):
+        return array
+    bigger = np.empty(max(needed, 2 * len(array)), dtype=array.dtype)
+    bigger[: len(array)] = array
+    return bigger
 
 
 @njit(cache=cache, nogil=True)
-def _read_block(data, found, heads, features, values, letters):
-    """Fill ``heads`` (a row's line in the block, its head's start and end),
-    ``features`` (a feature's row and hash), ``values`` and ``letters`` (the
-    first byte of a feature's namespace, a space for the default one);
-    ``found``: the rows and features read, or ``found[0] = -1`` for a block
-    left to Python. One pass over the bytes: each token's name is copied
-    behind its namespace's (``namespace=``) as it is scanned, then hashed."""
+def _scan(
+    data,
+    state,
+    interactions,
+    lengths,
+    mask,
+    heads,
+    indptr,
+    indices,
+    values,
+    hashes,
+    feature_values,
+    letters,
+    positions,
+    counts,
+    digits,
+    columns,
+    entry_values,
+    order,
+    scratch,
+    counts_of_digits,
+):
+    """Read the rows of a block from ``state`` (the start of a line, its
+    number in the block, the rows and entries read) into ``heads``,
+    ``indptr``, ``indices`` and ``values`` (see :func:`_read_rows`); 0 at the
+    end, -1 for a block left to Python, or the entries of a row that
+    ``columns`` or ``indices`` has no room for (``state`` then at its line).
+    Its arrays are never replaced: arrays assigned in the loop would make
+    numba count their references at every byte."""
     size = len(data)
-    name = np.empty(size + 1, dtype=np.uint8)  # namespace "=" token, to hash
-    n_rows = n_features = 0
-    line = 0
-    start = 0
+    start, line, n_rows, n_entries = state[0], state[1], state[2], state[3]
     while start <= size:
         bar = start
         while bar < size and KINDS[data[bar]] != IS_BAR and KINDS[data[bar]] != IS_NEWLINE:
             if KINDS[data[bar]] == NOT_ASCII:
-                found[0] = -1
-                return
+                return -1
             bar += 1
         if bar == size or data[bar] == NEWLINE:  # no "|": a blank line, or an error
             for position in range(start, bar):
                 if KINDS[data[position]] != IS_SPACE:
-                    found[0] = -1
-                    return
+                    return -1
             line += 1
             start = bar + 1
             continue
         heads[n_rows, 0], heads[n_rows, 1], heads[n_rows, 2] = line, start, bar
+        n_features = 0
         position = bar
         while position < size and data[position] == BAR:  # a segment
             position += 1
@@ -79,7 +112,11 @@ def _read_block(data, found, heads, features, values, letters):
             # namespace (and its weight) by its first token, if it has one.
             first = data[position] if position < size else NEWLINE
             opens = first != SPACE and first != TAB and first != BAR and first != NEWLINE
-            prefix = 0  # the bytes of "namespace=" in name
+            # The hash's state after "namespace=": its whole 4-byte blocks,
+            # the bytes after them (``prefix_tail``, ``prefix_shift`` bits) and
+            # its length.
+            prefix_h = prefix_tail = np.uint64(0)
+            prefix_shift = prefix_length = 0
             letter = SPACE
             scale = 1.0
             while True:
@@ -87,52 +124,164 @@ def _read_block(data, found, heads, features, values, letters):
                     position += 1
                 if position == size or data[position] == NEWLINE or data[position] == BAR:
                     break
+                # The name (to a ":" or the token's end), then its ":value".
                 token = position
-                colon = -1
-                length = prefix
-                while position < size:
-                    byte = data[position]
-                    kind = KINDS[byte]
-                    if kind == IN_TOKEN:
-                        if colon < 0:
-                            name[length] = byte
-                            length += 1
-                    elif kind == IS_COLON:
-                        if colon < 0:
-                            colon = position
-                    elif kind == NOT_ASCII:
-                        found[0] = -1
-                        return
-                    else:
-                        break
+                while position < size and KINDS[data[position]] == IN_TOKEN:
                     position += 1
-                if colon < 0:
-                    colon = position
+                colon = position
+                if position < size and data[position] == COLON:
+                    position += 1
+                    while position < size and (
+                        KINDS[data[position]] == IN_TOKEN or data[position] == COLON
+                    ):
+                        position += 1
+                if position < size and KINDS[data[position]] == NOT_ASCII:
+                    return -1
                 # _decimal behind a branch: a token without a ":value" (the
                 # common one) then takes a short path.
                 ok, number = True, 1.0
                 if colon < position:
                     ok, number = _decimal(data, colon + 1, position)
                 if not ok or (colon == token and not opens):  # a feature without a name
-                    found[0] = -1
-                    return
+                    return -1
+                h, tail, shift = murmur_bytes(
+                    data, token, colon, prefix_h, prefix_tail, prefix_shift
+                )
+                length = prefix_length + colon - token
                 if opens:  # the namespace's name and weight
                     opens = False
                     scale = number
                     if colon > token:
-                        prefix = length + 1
-                        name[prefix - 1] = EQUALS
+                        prefix_h, prefix_tail, prefix_shift = murmur_bytes(
+                            EQUALS_BYTE, 0, 1, h, tail, shift
+                        )
+                        prefix_length = length + 1
                         letter = data[token]
                     continue
-                features[n_features, 0] = n_rows
-                features[n_features, 1] = murmurhash3(name, 0, length)
-                values[n_features] = scale * number
-                letters[n_features] = letter
-                n_features += 1
+                value = scale * number
+                if value != 0:  # no entry, nor crosses
+                    hash_ = murmur_end(h, tail, length)
+                    columns[n_features] = abs(hash_) & mask
+                    hashes[n_features], entry_values[n_features] = hash_, value
+                    feature_values[n_features], letters[n_features] = value, letter
+                    n_features += 1
+        # A row's entries: its features (``columns``), then their crosses (by
+        # calls that rows without crosses, the most, are spared).
+        n_row = n_features
+        if len(lengths):
+            n_row = _n_entries(letters, 0, n_features, interactions, lengths, positions, counts)
+        if n_row > len(columns) or n_entries + n_row > len(indices):  # read again, with room
+            state[0], state[1], state[2], state[3] = start, line, n_rows, n_entries
+            return n_row
+        if len(lengths):
+            _row_entries(
+                hashes,
+                feature_values,
+                letters,
+                0,
+                n_features,
+                interactions,
+                lengths,
+                positions,
+                counts,
+                digits,
+                mask,
+                columns,
+                entry_values,
+            )
+        n_entries = add_row(
+            columns,
+            entry_values,
+            n_row,
+            order,
+            scratch,
+            counts_of_digits,
+            indices,
+            values,
+            n_entries,
+        )
         n_rows += 1
+        indptr[n_rows] = n_entries
         line += 1
         start = position + 1
-    found[0], found[1] = n_rows, n_features
+    state[0], state[1], state[2], state[3] = start, line, n_rows, n_entries
+    return 0
+
+
+@njit(cache=cache, nogil=True)
+def _read_rows(data, interactions, lengths, hash_bits):
+    """``(newlines, heads, indptr, indices, values)`` of a block (``newlines``
+    -1 for a block left to Python): ``heads``, a row's line in the block,
+    its head's start and end; the CSR arrays of its rows, as
+    :func:`rows_matrix` makes them of the features :func:`._vw.full_rows`
+    reads. One pass over the bytes (:func:`_scan`): each name
+    (``namespace=token``) hashed as its bytes are read, from the hash's
+    state after its namespace's ``namespace=``; each row's entries made and
+    added up at its end."""
+    # At most one row, or feature, for every two bytes ("|" and a line end, a
+    # byte and a space); the memory past those used is never touched.
+    most = len(data) // 2 + 1
+    heads = np.empty((most, 3), dtype=np.int64)
+    indptr = np.empty(most + 1, dtype=np.int64)
+    indices = np.empty(most, dtype=np.int32)  # crosses make them grow
+    values = np.empty(most, dtype=np.float64)
+    # A row's features (nonzero), and its entries: features, then crosses.
+    hashes = np.empty(most, dtype=np.int64)
+    feature_values = np.empty(most, dtype=np.float64)
+    letters = np.empty(most, dtype=np.uint8)
+    longest_interaction = max(1, lengths.max()) if len(lengths) else 1
+    positions = np.empty((longest_interaction, most if len(lengths) else 1), dtype=np.int64)
+    counts = np.empty(longest_interaction, dtype=np.int64)
+    digits = np.empty(longest_interaction, dtype=np.int64)
+    columns = np.empty(most, dtype=np.int64)
+    entry_values = np.empty(most, dtype=np.float64)
+    order = np.empty(most, dtype=np.int64)
+    scratch = np.empty(most, dtype=np.int64)
+    counts_of_digits = np.empty(257, dtype=np.int64)
+    state = np.zeros(4, dtype=np.int64)
+    indptr[0] = 0
+    while True:
+        needed = _scan(
+            data,
+            state,
+            interactions,
+            lengths,
+            (1 << hash_bits) - 1,
+            heads,
+            indptr,
+            indices,
+            values,
+            hashes,
+            feature_values,
+            letters,
+            positions,
+            counts,
+            digits,
+            columns,
+            entry_values,
+            order,
+            scratch,
+            counts_of_digits,
+        )
+        if needed <= 0:
+            break
+        if needed > len(columns):
+            columns, entry_values = np.empty(2 * needed, np.int64), np.empty(2 * needed)
+            order, scratch = np.empty(2 * needed, np.int64), np.empty(2 * needed, np.int64)
+        indices = _grown(indices, state[3] + needed)
+        values = _grown(values, state[3] + needed)
+    if needed < 0:
+        return -1, heads[:0], indptr[:1], indices[:0], values[:0]
+    line, n_rows, n_entries = state[1], state[2], state[3]
+    # Copies of the parts used: the chunks of the block keep them, not the
+    # room allocated (which memory freed before may have made resident).
+    return (
+        line - 1,
+        heads[:n_rows].copy(),
+        indptr[: n_rows + 1].copy(),
+        indices[:n_entries].copy(),
+        values[:n_entries].copy(),
+    )
 
 
 @njit(cache=cache, nogil=True)
@@ -161,6 +310,9 @@ def _head_codes(data, spans):
     first_rows = np.empty(n_rows, dtype=np.int64)
     n_codes = 0
     for i in range(n_rows):
+        if i and _same_bytes(data, spans[i], spans[i - 1]):  # runs of one label: no hash
+            codes[i] = codes[i - 1]
+            continue
         slot = murmurhash3(data, spans[i, 0], spans[i, 1]) & (size - 1)
         while table[slot] >= 0 and not _same_bytes(data, spans[i], spans[first_rows[table[slot]]]):
             slot = (slot + 1) & (size - 1)
@@ -172,36 +324,22 @@ def _head_codes(data, spans):
     return codes, first_rows[:n_codes]
 
 
-def read_block(block):
-    """``(lines, heads, codes, rows, hashes, values, letters)`` of a block of
-    whole lines (bytes): each row's line in the block (from 0); the span
-    ``(start, stop)`` of each distinct head (the bytes before a row's first
-    ``|``), in the order of first appearance, with its first row, as
-    ``heads``, an array of 3 columns; each row's head, its number in
-    ``heads``; each feature's row, hash, value and namespace's first byte.
-    None for a block left to Python (see the module)."""
+def read_block(block, interactions, lengths, hash_bits):
+    """``(newlines, lines, heads, codes, indptr, indices, values)`` of a
+    block of whole lines (bytes), or None for a block left to Python (see
+    the module): its number of newlines; each row's line in the block (from
+    0); the span ``(start, stop)`` of each distinct head (the bytes before a
+    row's first ``|``), in the order of first appearance, with its first
+    row, as ``heads``, an array of 3 columns; each row's head, its number in
+    ``heads``; the CSR arrays of the rows, and of the crosses of
+    ``interactions`` (:func:`rows_matrix`)."""
     data = np.frombuffer(block, dtype=np.uint8)
-    # At most one row, or feature, for every two bytes ("|" and a line end, a
-    # byte and a space); the memory past those read is never touched.
-    heads = np.empty((len(block) // 2 + 1, 3), dtype=np.int64)
-    features = np.empty((len(block) // 2 + 1, 2), dtype=np.int64)
-    values = np.empty(len(block) // 2 + 1, dtype=np.float64)
-    letters = np.empty(len(block) // 2 + 1, dtype=np.uint8)
-    found = np.zeros(2, dtype=np.int64)
-    _read_block(data, found, heads, features, values, letters)
-    if found[0] < 0:
+    newlines, heads, indptr, indices, values = _read_rows(data, interactions, lengths, hash_bits)
+    if newlines < 0:
         return None
-    n_rows, n_features = found
-    codes, first_rows = _head_codes(data, heads[:n_rows, 1:])
-    return (
-        heads[:n_rows, 0],
-        np.column_stack([heads[first_rows, 1:], first_rows]),
-        codes,
-        features[:n_features, 0],
-        features[:n_features, 1],
-        values[:n_features],
-        letters[:n_features],
-    )
+    codes, first_rows = _head_codes(data, heads[:, 1:])
+    distinct = np.column_stack([heads[first_rows, 1:], first_rows])
+    return newlines, heads[:, 0], distinct, codes, indptr, indices, values
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -228,19 +366,74 @@ def _letter_positions(letters, start, stop, interaction, length, positions, coun
 
 
 @njit(cache=cache, nogil=True)
+def _n_entries(letters, start, stop, interactions, lengths, positions, counts):
+    """The entries of a row's features (``start`` to ``stop``) and of their crosses."""
+    n_row = stop - start
+    for t in range(len(lengths)):
+        if _letter_positions(letters, start, stop, interactions[t], lengths[t], positions, counts):
+            n_row += np.prod(counts[: lengths[t]])
+    return n_row
+
+
+@njit(cache=cache, nogil=True)
+def _row_entries(
+    hashes,
+    values,
+    letters,
+    start,
+    stop,
+    interactions,
+    lengths,
+    positions,
+    counts,
+    digits,
+    mask,
+    columns,
+    entry_values,
+):
+    """A row's entries (``columns``, ``entry_values``): its features
+    (``start`` to ``stop``), then each interaction's crosses
+    (``interactions[t, :lengths[t]]``, letters), every tuple of a feature of
+    each letter in order (the first letter's slowest), hashed by
+    :func:`._hashing.crossed_hashes` one after the other, its value the
+    product of theirs. ``positions``, ``counts``, ``digits``: working space."""
+    n_row = 0
+    for k in range(start, stop):
+        columns[n_row], entry_values[n_row] = abs(hashes[k]) & mask, values[k]
+        n_row += 1
+    for t in range(len(lengths)):
+        length = lengths[t]
+        if not _letter_positions(letters, start, stop, interactions[t], length, positions, counts):
+            continue
+        digits[:length] = 0
+        while True:  # every tuple, the last letter's feature fastest
+            hash_, value = hashes[positions[0, digits[0]]], values[positions[0, digits[0]]]
+            for d in range(1, length):
+                k = positions[d, digits[d]]
+                hash_ = _crossed_hash(hash_, hashes[k])
+                value = value * values[k]
+            columns[n_row], entry_values[n_row] = abs(hash_) & mask, value
+            n_row += 1
+            d = length - 1
+            digits[d] += 1
+            while d > 0 and digits[d] == counts[d]:
+                digits[d] = 0
+                d -= 1
+                digits[d] += 1
+            if digits[0] == counts[0]:
+                break
+
+
+@njit(cache=cache, nogil=True)
 def rows_matrix(rows, hashes, values, letters, interactions, lengths, n_rows, hash_bits):
     """``(indptr, indices, data)`` of the CSR matrix of features (``rows``
     ascending, each with its namespace's letter) and of their crosses, as
-    :meth:`._vw.VwParser.hashed` makes it in numpy: a row's features, then
-    each interaction's crosses (``interactions[t, :lengths[t]]``, letters),
-    every tuple of a feature of each letter in order (the first letter's
-    slowest), hashed by :func:`._hashing.crossed_hashes` one after the
-    other, its value the product of theirs; each row's columns sorted, a
-    column's values added up in that order."""
+    :meth:`._vw.VwParser.hashed` makes it in numpy: a row's entries
+    (:func:`_row_entries`), its columns sorted, a column's values added up
+    in that order."""
     mask = (1 << hash_bits) - 1
-    n_interactions = len(lengths)
     starts = np.searchsorted(rows, np.arange(n_rows + 1))
-    longest_interaction = max(1, lengths.max()) if n_interactions else 1
+    longest_interaction = max(1, lengths.max()) if len(lengths) else 1
     longest_row = 0
     for i in range(n_rows):
         longest_row = max(longest_row, starts[i + 1] - starts[i])
@@ -249,12 +442,9 @@ def rows_matrix(rows, hashes, values, letters, interactions, lengths, n_rows, ha
     # The entries of each row, crosses included: the sizes of the buffers.
     n_values, longest = 0, 0
     for i in range(n_rows):
-        n_row = starts[i + 1] - starts[i]
-        for t in range(n_interactions):
-            if _letter_positions(
-                letters, starts[i], starts[i + 1], interactions[t], lengths[t], positions, counts
-            ):
-                n_row += np.prod(counts[: lengths[t]])
+        n_row = _n_entries(
+            letters, starts[i], starts[i + 1], interactions, lengths, positions, counts
+        )
         n_values += n_row
         longest = max(longest, n_row)
     row_columns = np.empty(longest, dtype=np.int64)
@@ -269,33 +459,22 @@ def rows_matrix(rows, hashes, values, letters, interactions, lengths, n_rows, ha
     indptr[0] = n_entries = 0
     for i in range(n_rows):
         start, stop = starts[i], starts[i + 1]
-        n_row = 0
-        for k in range(start, stop):
-            row_columns[n_row], row_values[n_row] = abs(hashes[k]) & mask, values[k]
-            n_row += 1
-        for t in range(n_interactions):
-            length = lengths[t]
-            if not _letter_positions(
-                letters, start, stop, interactions[t], length, positions, counts
-            ):
-                continue
-            digits[:length] = 0
-            while True:  # every tuple, the last letter's feature fastest
-                hash_, value = hashes[positions[0, digits[0]]], values[positions[0, digits[0]]]
-                for d in range(1, length):
-                    k = positions[d, digits[d]]
-                    hash_ = _crossed_hash(hash_, hashes[k])
-                    value = value * values[k]
-                row_columns[n_row], row_values[n_row] = abs(hash_) & mask, value
-                n_row += 1
-                d = length - 1
-                digits[d] += 1
-                while d > 0 and digits[d] == counts[d]:
-                    digits[d] = 0
-                    d -= 1
-                    digits[d] += 1
-                if digits[0] == counts[0]:
-                    break
+        n_row = _n_entries(letters, start, stop, interactions, lengths, positions, counts)
+        _row_entries(
+            hashes,
+            values,
+            letters,
+            start,
+            stop,
+            interactions,
+            lengths,
+            positions,
+            counts,
+            digits,
+            mask,
+            row_columns,
+            row_values,
+        )
         n_entries = add_row(
             row_columns,
             row_values,
