@@ -11,12 +11,13 @@ Python strings.
 
 :func:`canonical_rows` (and :func:`hashed_rows`, which takes the column of
 each hash as it gathers a row's entries, with no pass of its own): one pass
-over the rows, each row's entries sorted and added up by :func:`add_row` (which the compiled VW reader's rows use
-too), instead of numpy's sort of the whole batch; it gives the same arrays,
-and releases the GIL. A row of a few entries is sorted by rank (a key's
-place is the number of the row's keys below it): counting ranks compares
-every pair of keys but has no branch to mispredict, and on random columns
-it is faster than an insertion sort. A longer row, whose pairs would be
+over the rows, each row's entries sorted and added up by :func:`add_row`
+(which the compiled VW reader's rows use too), instead of numpy's sort of
+the whole batch; it gives the same arrays, and releases the GIL. A row of
+a few entries is sorted by rank (a key's place is the number of the row's
+keys below it): counting ranks compares every pair of keys but has no
+branch to mispredict, and on random columns it is faster than an insertion
+sort. A longer row, whose pairs would be
 many, is sorted by a radix sort.
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
