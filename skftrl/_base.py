@@ -441,9 +441,8 @@ class BaseFTRL(SavedState, BaseEstimator):
     def _writable_state(self):
         """The learned state with writable views of its per-feature arrays, for
         a pass (the per-output arrays are writable)."""
-        return self._state()._make(
-            writable(array) if array.ndim > 1 else array for array in self._state()
-        )
+        state = self._state()
+        return state._make(writable(array) if array.ndim > 1 else array for array in state)
 
     def _check_state_parameters(self):
         """Refuse, before a pass, a parameter changed since the state was

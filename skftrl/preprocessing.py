@@ -175,11 +175,6 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
             The features of each row, float64.
         """
         self._validate_params()
-        return self._hashed(X)
-
-    def _hashed(self, X):
-        """:meth:`transform` of a hasher whose parameters are checked: the
-        readers check them once, not for each batch."""
         fields, n_rows, names = self._fields(X, named=False)
         X_hashed = fields_matrix(fields, n_rows, self.hash_bits)
         if not np.isfinite(X_hashed.data).all():

@@ -164,7 +164,7 @@ def batch_chunk(path, where, table, hasher, columns, lines, features):
     """The :class:`~._chunks.Chunk` of a batch of rows (a pyarrow Table) of
     the :class:`Columns` ``columns``, its ``features`` (see :func:`batch_features`)."""
     try:
-        X = hasher._hashed(features)  # its parameters checked by parquet_pieces
+        X = hasher.transform(features)
     except ValueError as error:
         raise DataError(path, None, f"in the batch from {where(0)}: {error}") from None
     y = weights = tags = None
@@ -241,7 +241,6 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_fi
     (:func:`numbers_of_features`) and labels, before its chunk is given."""
     used = columns.used()
     check_columns(parquet, name, used)
-    hasher._validate_params()  # once: batch_chunk hashes each batch without
     categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
     dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
     # The features' kinds are known once they are read: a hasher without
