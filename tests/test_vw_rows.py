@@ -36,8 +36,10 @@ names = st.one_of(
 numbers = st.one_of(
     st.integers(-(10**6), 10**6).map(str),
     st.sampled_from(["0", "-0", "0.0", "+2.", ".25", "1e3", "7E-2", "-1.5e-3", "3.125"]),
+    # The power of ten, the exponent less the (at most 3) digits after the
+    # dot, within -22 to 20.
     st.builds(
-        "{}.{}e{}".format, st.integers(-999, 999), st.integers(0, 999), st.integers(-20, 20)
+        "{}.{}e{}".format, st.integers(-999, 999), st.integers(0, 999), st.integers(-19, 20)
     ),
 )
 gaps = st.text(st.sampled_from(" \t\r"), min_size=1, max_size=3)
