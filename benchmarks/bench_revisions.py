@@ -6,9 +6,12 @@ the change with the machine's load, which moves speeds by 20% from one
 minute to the next. Here both revisions are exported from git (``git
 archive``) as packages of their own names, imported side by side, and timed
 in turns on the same data: each repeat times one pass of every learner of
-the first revision, then of the second, then ``SGDClassifier``, so that load
-hits them alike. Printed: rows/s (median of ``--repeats``), the median of
-the repeats' after/before ratios, and the ratio to ``SGDClassifier``.
+both revisions, then ``SGDClassifier``, so that load hits them alike. The
+revisions take turns going first: on a loaded machine the first pass of a
+repeat ran markedly slower (the compiled learner's most), and a commit named
+twice read as faster than itself. Printed: rows/s (median of
+``--repeats``), the median of the repeats' after/before ratios, and the
+ratio to ``SGDClassifier``.
 
 The second revision's compiled factorization machine reads a few percent
 slower than the first's even when both are the same code: compare a ratio
@@ -144,8 +147,10 @@ def main():
                 for make in makes.values():  # compilation and caches, untimed
                     one_pass(make, [(X[:16], y[:16]) for X, y in rows[:1]], classes)
                 times = {"before": [], "after": [], "sgd": []}
-                for _ in range(args.repeats):
-                    for side, make in makes.items():
+                for repeat in range(args.repeats):
+                    # Each revision goes first in every other repeat (see the docstring).
+                    sides = list(makes.items())
+                    for side, make in sides if repeat % 2 == 0 else sides[::-1]:
                         times[side].append(one_pass(make, rows, classes)[0])
                     times["sgd"].append(one_pass(sgd, rows, classes)[0])
                 speed = {side: n_rows / statistics.median(t) for side, t in times.items()}

@@ -405,25 +405,31 @@ class BaseFTRL(SavedState, BaseEstimator):
         ``partial_fit``, yet ``set_params`` may change them between calls;
         checking every call would cost as much as learning a small batch of
         rows. So the values last checked are kept, and a changed one is
-        checked again. Values are compared with their types: 64.0 equals 64,
-        but is not a valid ``batch_size``.
+        checked again (:meth:`_validate_params` keeps them).
         """
-        names = _param_names(type(self))
-        values = [getattr(self, name) for name in names]
-        values = tuple(zip(map(type, values), values))
-        if getattr(self, "_checked_params", None) != values:
+        if getattr(self, "_checked_params", None) != self._param_values():
             self._validate_params()
-            self._checked_params = values
+
+    def _param_values(self):
+        """The hyper-parameters' values, each with its type: 64.0 equals 64,
+        but is not a valid ``batch_size``."""
+        values = [getattr(self, name) for name in _param_names(type(self))]
+        return tuple(zip(map(type, values), values))
 
     def _validate_params(self):
         """scikit-learn's check of each parameter, then of the engine with the
         batch size (a ValueError) and of numba for ``engine="numba"`` (an
-        ImportError)."""
+        ImportError). The values checked are kept: a first ``partial_fit``,
+        which ``_fit_context`` has just checked, does not check them again.
+        (``fit`` and ``partial_fit`` are wrapped by ``unchanged_on_error``
+        outside ``_fit_context``, so that a call that fails keeps no record of
+        this check either.)"""
         super()._validate_params()
         constraints = self._parameter_constraints
         params = {name: getattr(self, name) for name in constraints}
         check_no_bool_counts(constraints, params, type(self).__name__)
         self._engine()
+        self._checked_params = self._param_values()
 
     def _engine(self):
         """The engine of the training passes."""

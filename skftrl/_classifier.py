@@ -426,8 +426,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
             )
         return sample_weight
 
-    @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(
         self: Estimator,
         X: MatrixLike,
@@ -506,8 +506,8 @@ class FTRLClassifier(ClassifierMixin, BaseFTRL):
         self._fit_passes(X, targets, sample_weight)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(
         self: Estimator,
         X: MatrixLike,

@@ -327,8 +327,8 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
     def _prepare_rows(self, X, y, sample_weight):
         return self._prepare(X, y, sample_weight, reset=False)
 
-    @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(
         self: Estimator,
         X: MatrixLike,
@@ -385,8 +385,8 @@ class FTRLRegressor(RegressorMixin, BaseFTRL):
         self._fit_passes(X, y, sample_weight)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     @unchanged_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(
         self: Estimator,
         X: MatrixLike,

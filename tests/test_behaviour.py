@@ -270,3 +270,33 @@ def test_binary_probabilities_are_accurate_when_tiny():
     proba = clf.predict_proba(X_far)
     assert_allclose(proba[:, 0], expit(-margins), rtol=1e-15, atol=0)
     assert_allclose(proba[:, 1], expit(margins), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("make", [FTRLClassifier, FTRLRegressor])
+def test_partial_fit_checks_the_parameters_once_until_they_change(make, monkeypatch):
+    # scikit-learn's _fit_context checks them on a first call; partial_fit
+    # checks them again only after set_params changed one.
+    from sklearn.base import BaseEstimator
+
+    checks = []
+    check = BaseEstimator._validate_params
+    monkeypatch.setattr(
+        BaseEstimator, "_validate_params", lambda self: checks.append(1) or check(self)
+    )
+    X, y = make_data()
+    kwargs = {"classes": [0, 1]} if make is FTRLClassifier else {}
+    model = make()
+    model.partial_fit(X, y, **kwargs)
+    assert len(checks) == 1
+    model.partial_fit(X, y, **kwargs)
+    assert len(checks) == 1
+    model.set_params(l2=0.5).partial_fit(X, y, **kwargs)
+    assert len(checks) == 2
+    model.set_params(l2=-1.0)
+    with pytest.raises(ValueError, match="'l2' parameter"):
+        model.partial_fit(X, y, **kwargs)
+    assert len(checks) == 3
+    # A fit checks them (in _fit_context); the partial_fit after it does not.
+    model.set_params(l2=0.0, max_iter=2, tol=None).fit(X, y)
+    model.partial_fit(X, y, **kwargs)
+    assert len(checks) == 4
