@@ -24,7 +24,6 @@ from ._hashing import Factorized, compiled_hashing, record_names
 from ._sources import DataError, read_ahead, read_on_demand, source_name
 from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
 
-
 # Batches decoded ahead of their hashing, at most.
 DECODED_AHEAD = 2
 # The rows hashed at a time (at least a chunk's): fewer, larger batches cost
