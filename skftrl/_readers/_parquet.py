@@ -1,8 +1,9 @@
 """Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
 
 A file is read a row group at a time, in record batches of at most
-``chunk_size`` rows, only the columns used; the batches are cut into chunks
-of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
+``max(chunk_size, BATCH_ROWS)`` rows, only the columns used, decoded ahead
+of their hashing when the chunks are read ahead; the batches are cut into
+chunks of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
 strings are read as dictionary arrays: the batches of a row group share its
 dictionary, whose values are hashed once (:func:`batch_features`). A chunk's
 ``lines`` are the numbers of its rows, counted from 1. The columns' types say
