@@ -29,7 +29,7 @@ from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
 DECODED_AHEAD = 2
 # The rows hashed at a time (at least a chunk's): fewer, larger batches cost
 # fewer Python steps a row, for a few tens of MB more in flight.
-BATCH_ROWS = 65_536
+BATCH_ROWS = 16_384
 
 
 def open_parquet(path):
