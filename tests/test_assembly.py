@@ -56,6 +56,31 @@ def test_fields_are_assembled_as_a_dict_per_row_adds_them(compiled, n_fields, mo
     assert np.array_equal(X.data, data)  # bit for bit
 
 
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=needs_numba)])
+@pytest.mark.parametrize("n_fields", [3, 22, 64, 65])
+@pytest.mark.parametrize("spread", [2**4, 2**13, 2**20])
+def test_rows_of_columns_close_together_are_sorted(compiled, n_fields, spread, monkeypatch):
+    """Rows whose columns are many and close together (their top bits
+    alike: a sort that spreads keys by their top bits meets most in one
+    place), with a few far off, and repeated columns: the same matrix as a
+    dict per row."""
+    if not compiled:
+        monkeypatch.setattr(_hashing, "_compiled_hashing", None)
+    rng = np.random.default_rng(n_fields + spread)
+    n_rows, hash_bits = 300, 20
+    near = 2**hash_bits - spread + rng.integers(0, spread, size=90)
+    pool = np.concatenate([near, -near[:5], rng.integers(0, 2**hash_bits, size=4)])
+    columns = {f"f{f}": _hashing.Column(numbers=np.zeros(n_rows)) for f in range(n_fields)}
+    fields = _hashing.table_fields(columns, n_rows)
+    fields.hashes[:] = rng.choice(pool, size=(n_fields, n_rows))
+    fields.values[:] = rng.normal(size=(n_fields, n_rows)) / 3
+    fields.values[rng.random((n_fields, n_rows)) < 0.1] = np.nan
+    X = _hashing.fields_matrix(fields, n_rows, hash_bits)
+    indptr, indices, data = reference_matrix(fields.hashes, fields.values, hash_bits)
+    assert np.array_equal(X.indptr, indptr) and np.array_equal(X.indices, indices)
+    assert np.array_equal(X.data, data)  # bit for bit
+
+
 def test_table_fields_are_rows_of_the_arrays_the_matrix_reads():
     """Each field's hashes and values (numbers, categories with missing
     values, a cross) are the rows of the table's arrays."""

@@ -237,21 +237,34 @@ class CountedReadAhead:
             yield item
 
 
+class CountedReadAheads(list):
+    """``read_ahead`` counting each of its queues (a reader may read ahead
+    in stages: Parquet's batches are decoded ahead of their hashing) in a
+    :class:`CountedReadAhead` of its own, in the order they are made."""
+
+    def __call__(self, items, depth=_sources.READ_AHEAD, weigh=None):
+        self.append(CountedReadAhead())
+        return self[-1](items, depth, weigh)
+
+
 READ_AHEAD = _sources.read_ahead
 
 
 @pytest.mark.parametrize("kind", THREADED_READERS)
 def test_a_slow_consumer_holds_no_more_than_the_queue_ahead(tmp_path, monkeypatch, kind):
     path, _ = write_file(tmp_path, kind)
-    counted = CountedReadAhead()
-    monkeypatch.setattr(_sources, "read_ahead", counted)
+    queues = CountedReadAheads()
+    monkeypatch.setattr(_sources, "read_ahead", queues)
     rows = 0
     for X, *_ in chunks_of(kind, path, True):
         rows += X.shape[0]
         time.sleep(0.02)  # the thread reads far faster
     assert rows == N_ROWS
-    whole = counted.produced
-    # The thread ran ahead, and held the queue's depth at most (one item
-    # more on its way in, one on its way out), not the file.
-    assert counted.most_ahead > counted.heaviest
-    assert counted.most_ahead <= counted.depth + 2 * counted.heaviest < whole
+    # The chunks' queue: the thread ran ahead, and held the queue's depth at
+    # most (one item more on its way in, one on its way out), not the file.
+    # A queue before it holds its own depth at most.
+    assert queues
+    for counted in queues:
+        whole = counted.produced
+        assert counted.most_ahead <= counted.depth + 2 * counted.heaviest < whole
+    assert queues[0].most_ahead > queues[0].heaviest

@@ -14,11 +14,9 @@ each hash as it gathers a row's entries, with no pass of its own): one pass
 over the rows, each row's entries sorted and added up by :func:`add_row`
 (which the compiled VW reader's rows use too), instead of numpy's sort of
 the whole batch; it gives the same arrays, and releases the GIL. A row of
-a few entries is sorted by rank (a key's place is the number of the row's
-keys below it): counting ranks compares every pair of keys but has no
-branch to mispredict, and on random columns it is faster than an insertion
-sort. A longer row, whose pairs would be
-many, is sorted by a radix sort.
+up to 64 entries is sorted by a counting sort of its keys on their top bits
+and an insertion sort: the columns are hashes, so the keys spread evenly,
+few share a bucket and few move. A longer row is sorted by a radix sort.
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
@@ -38,9 +36,11 @@ except RuntimeError:  # no writable cache location (see skftrl._engines._compile
     cache = False
 
 
-# Rows of up to RANK_SORTED entries are sorted by rank, longer ones by a radix sort.
-RANK_SORTED = 64
+# Rows of up to SHORT_ROW entries are sorted by their keys (a column and a
+# place: PLACE_BITS) in BUCKETS buckets, longer ones by a radix sort.
+SHORT_ROW = 64
 PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
+BUCKETS = 64
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -50,16 +50,34 @@ def add_row(columns, values, n_row, order, scratch, counts, indices, data, n_ent
     values of a column added up in the order of the entries; the new
     ``n_entries``. ``order``, ``scratch`` (room for the row's places) and
     ``counts`` (257) are working space."""
-    if n_row <= RANK_SORTED:
-        # A key's place (its low bits) keeps the order of a column's values;
-        # a key's rank is its place in the sorted row.
+    if n_row <= SHORT_ROW:
+        # A key's place (its low bits) keeps the order of a column's values.
+        # The keys are spread into buckets by their top bits (a counting
+        # sort), then an insertion sort puts them in order: the columns are
+        # hashes, so most buckets hold one key and few keys move.
+        highest = 0
         for a in range(n_row):
-            scratch[a] = (columns[a] << PLACE_BITS) | a
+            highest = max(highest, columns[a])
+        shift = PLACE_BITS
+        while (highest << PLACE_BITS) >> shift >= BUCKETS:
+            shift += 1
+        counts[: BUCKETS + 1] = 0
         for a in range(n_row):
-            rank = 0
-            for b in range(n_row):
-                rank += scratch[b] < scratch[a]
-            order[rank] = a
+            counts[(((columns[a] << PLACE_BITS) | a) >> shift) + 1] += 1
+        for bucket in range(BUCKETS):
+            counts[bucket + 1] += counts[bucket]
+        for a in range(n_row):
+            key = (columns[a] << PLACE_BITS) | a
+            scratch[counts[key >> shift]] = key
+            counts[key >> shift] += 1
+        for a in range(1, n_row):
+            key, b = scratch[a], a
+            while b > 0 and scratch[b - 1] > key:
+                scratch[b] = scratch[b - 1]
+                b -= 1
+            scratch[b] = key
+        for a in range(n_row):
+            order[a] = scratch[a] & (2**PLACE_BITS - 1)
     else:
         # A least significant digit first radix sort (stable), a byte a pass.
         for a in range(n_row):

@@ -1,8 +1,9 @@
 """Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
 
 A file is read a row group at a time, in record batches of at most
-``chunk_size`` rows, only the columns used; the batches are cut into chunks
-of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
+``max(chunk_size, BATCH_ROWS)`` rows, only the columns used, decoded ahead
+of their hashing when the chunks are read ahead; the batches are cut into
+chunks of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
 strings are read as dictionary arrays: the batches of a row group share its
 dictionary, whose values are hashed once (:func:`batch_features`). A chunk's
 ``lines`` are the numbers of its rows, counted from 1. The columns' types say
@@ -21,8 +22,14 @@ import pyarrow.parquet as pq
 
 from ._chunks import Chunk, collect_classes, rechunk
 from ._hashing import Factorized, compiled_hashing, record_names
-from ._sources import DataError, read_ahead, source_name
+from ._sources import DataError, read_ahead, read_on_demand, source_name
 from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
+
+# Batches decoded ahead of their hashing, at most.
+DECODED_AHEAD = 2
+# The rows hashed at a time (at least a chunk's): fewer, larger batches cost
+# fewer Python steps a row, for a few tens of MB more in flight.
+BATCH_ROWS = 16_384
 
 
 def open_parquet(path):
@@ -232,21 +239,9 @@ def numbers_of_features(table, features):
     }
 
 
-def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_first_chunk=None):
-    """Chunks of the row groups of an open Parquet file named ``name`` (each
-    at most ``batch_size`` rows) of the :class:`Columns` ``columns``, hashed
-    by ``hasher``; ``names`` (a :class:`~._hashing.FeatureNames`) records
-    the names of the hashed features. ``on_first_chunk(numbers_of, y)``
-    sees the first batch's feature columns of numbers
-    (:func:`numbers_of_features`) and labels, before its chunk is given."""
-    used = columns.used()
-    check_columns(parquet, name, used)
-    categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
-    dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
-    # The features' kinds are known once they are read: a hasher without
-    # them names them.
-    naming = None if names is None else type(hasher)(hash_bits=hasher.hash_bits)
-    first_row = 1
+def decoded_batches(parquet, name, batch_size, used):
+    """``(row group, record batch)`` of the columns ``used`` of an open
+    Parquet file, each batch at most ``batch_size`` rows of one row group."""
     for group in range(parquet.num_row_groups):
         batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
         while True:
@@ -256,18 +251,48 @@ def parquet_pieces(parquet, name, hasher, columns, batch_size, names=None, on_fi
                 raise DataError(name, None, f"row group {group}: {error}") from None
             if batch is None:
                 break
-            lines = np.arange(first_row, first_row + batch.num_rows)
-            table = pa.Table.from_batches([batch])
-            where = row_name(first_row, group)
-            features = batch_features(table, columns.features, categorical, numeric, dictionaries)
-            chunk = batch_chunk(name, where, table, hasher, columns, lines, features)
-            if on_first_chunk is not None:
-                on_first_chunk(numbers_of_features(table, columns.features), chunk.y)
-                on_first_chunk = None
-            yield chunk
-            if names is not None:
-                record_names(names, naming, features)
-            first_row += batch.num_rows
+            yield group, batch
+
+
+def parquet_pieces(
+    parquet,
+    name,
+    hasher,
+    columns,
+    batch_size,
+    names=None,
+    on_first_chunk=None,
+    start=read_on_demand,
+):
+    """Chunks of the row groups of an open Parquet file named ``name`` (each
+    at most ``batch_size`` rows) of the :class:`Columns` ``columns``, hashed
+    by ``hasher``; ``names`` (a :class:`~._hashing.FeatureNames`) records
+    the names of the hashed features. ``on_first_chunk(numbers_of, y)``
+    sees the first batch's feature columns of numbers
+    (:func:`numbers_of_features`) and labels, before its chunk is given.
+    ``start`` decodes the batches (:func:`~._sources.read_ahead`: in a
+    thread of its own, ahead of their hashing)."""
+    used = columns.used()
+    check_columns(parquet, name, used)
+    categorical, numeric = set(hasher.categorical or ()), set(hasher.numeric or ())
+    dictionaries = {}  # field -> the dictionary of its last batch, and its Factorized
+    # The features' kinds are known once they are read: a hasher without
+    # them names them.
+    naming = None if names is None else type(hasher)(hash_bits=hasher.hash_bits)
+    first_row = 1
+    for group, batch in start(decoded_batches(parquet, name, batch_size, used), DECODED_AHEAD):
+        lines = np.arange(first_row, first_row + batch.num_rows)
+        table = pa.Table.from_batches([batch])
+        where = row_name(first_row, group)
+        features = batch_features(table, columns.features, categorical, numeric, dictionaries)
+        chunk = batch_chunk(name, where, table, hasher, columns, lines, features)
+        if on_first_chunk is not None:
+            on_first_chunk(numbers_of_features(table, columns.features), chunk.y)
+            on_first_chunk = None
+        yield chunk
+        if names is not None:
+            record_names(names, naming, features)
+        first_row += batch.num_rows
 
 
 def read_parquet(
@@ -281,5 +306,8 @@ def read_parquet(
     # reader's starts: two threads importing it at once (the reader's and a
     # learner's) can deadlock on its circular imports.
     compiled_hashing()
-    pieces = parquet_pieces(parquet, name, hasher, columns, chunk_size, names, on_first_chunk)
+    batch_size = max(chunk_size, BATCH_ROWS)
+    pieces = parquet_pieces(
+        parquet, name, hasher, columns, batch_size, names, on_first_chunk, start
+    )
     return rechunk(start(pieces), chunk_size)
