@@ -12,8 +12,8 @@ as it is read, from the hash's state after its namespace's ``namespace=``
 (a namespace's name is hashed once, and where the row before had the same
 name at the same place, not again: the two are compared); a row's entries
 are made, sorted (by rank or, in long rows, by a radix sort) and added up
-at its line's end. Tokens are separated by spaces, tabs and CRs, as in :mod:`._vw` (other
-ASCII whitespace is part of its token). It reads ASCII text only (Python
+at its line's end. Tokens are separated by spaces, tabs and CRs, as in
+:mod:`._vw` (other ASCII whitespace is part of its token). It reads ASCII text only (Python
 checks that the bytes of other text are UTF-8; each byte is checked as it
 is read), and numbers in the forms the compiled LIBSVM parser reads
 exactly (``_decimal``, as Python's ``float()`` reads them). A block holding
