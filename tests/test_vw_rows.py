@@ -115,3 +115,46 @@ def test_random_vw_lines_read_by_the_compiled_reader_as_python_reads_them(
         assert np.array_equal(mine.lines, reference.lines)
         assert np.array_equal(mine.sample_weight, reference.sample_weight)
         assert mine.tags.tolist() == reference.tags.tolist()
+
+
+@st.composite
+def lines_of_few_namespaces(draw):
+    """Lines whose segments name namespaces of a few names, the most often
+    the same at the same place as in the line before (which the compiled
+    reader compares rather than hashes), some of them a name's start
+    (``a``, ``ab``, ``abc``) or of its length (``ab``, ``ba``)."""
+    namespaces = st.sampled_from(["a", "ab", "abc", "ba", "b\x0b", "bb"])
+    places = draw(st.lists(namespaces, min_size=1, max_size=4))
+    lines = []
+    for _ in range(draw(st.integers(1, 12))):
+        segments = []
+        for place, namespace in enumerate(places):
+            if draw(st.integers(0, 3)) == 0:  # another name at this place
+                namespace = draw(namespaces)
+            if draw(st.integers(0, 4)) == 0:
+                namespace += ":" + draw(st.sampled_from(["2", "0.5", "0"]))
+            features = draw(st.lists(names, min_size=1, max_size=3))
+            segments.append(namespace + " " + " ".join(features) + " ")
+            if draw(st.integers(0, 9)) == 0:
+                places[place] = draw(namespaces)
+        lines.append(draw(st.sampled_from(["1 ", "-1 "])) + "|" + "|".join(segments))
+    return ("\n".join(lines) + "\n").encode()
+
+
+@needs_numba
+@given(
+    data=lines_of_few_namespaces(),
+    interactions=st.lists(st.text(st.sampled_from("ab "), min_size=2, max_size=2), max_size=2),
+    block_size=st.integers(20, 400),
+)
+def test_namespaces_named_as_in_the_line_before_read_by_the_compiled_reader_as_python_reads_them(
+    data, interactions, block_size
+):
+    python = pieces(data, interactions, False, block_size)
+    compiled = pieces(data, interactions, True, block_size)
+    assert len(compiled) == len(python)
+    for mine, reference in zip(compiled, python):
+        for name in ("indptr", "indices", "data"):
+            assert np.array_equal(getattr(mine.X, name), getattr(reference.X, name)), name
+        assert np.array_equal(mine.y, reference.y)
+        assert np.array_equal(mine.lines, reference.lines)

@@ -187,7 +187,7 @@ def murmur_bytes(buffer, start, stop, h, tail, shift):
     and ``tail``, ``shift // 8`` bytes past them (0 to 3): a name hashed in
     parts, as its bytes are read."""
     while shift and start < stop:  # complete the block begun
-        tail |= np.uint64(buffer[start]) << np.uint64(shift)
+        tail |= np.uint64(buffer[np.uint64(start)]) << np.uint64(shift)
         start += 1
         shift += 8
         if shift == 32:
@@ -195,14 +195,14 @@ def murmur_bytes(buffer, start, stop, h, tail, shift):
     end = stop - (stop - start) % 4
     for b in range(start, end, 4):
         k = (
-            np.uint64(buffer[b])
-            | (np.uint64(buffer[b + 1]) << np.uint64(8))
-            | (np.uint64(buffer[b + 2]) << np.uint64(16))
-            | (np.uint64(buffer[b + 3]) << np.uint64(24))
+            np.uint64(buffer[np.uint64(b)])
+            | (np.uint64(buffer[np.uint64(b + 1)]) << np.uint64(8))
+            | (np.uint64(buffer[np.uint64(b + 2)]) << np.uint64(16))
+            | (np.uint64(buffer[np.uint64(b + 3)]) << np.uint64(24))
         )
         h = murmur_block(h, k)
     for b in range(end, stop):
-        tail |= np.uint64(buffer[b]) << np.uint64(shift)
+        tail |= np.uint64(buffer[np.uint64(b)]) << np.uint64(shift)
         shift += 8
     return h, tail, shift
 
