@@ -11,7 +11,7 @@ pass over the bytes (:func:`_scan`) that releases the GIL. A name is hashed
 as it is read, from the hash's state after its namespace's ``namespace=``
 (a namespace's name is hashed once, and where the row before had the same
 name at the same place, not again: the two are compared); a row's entries
-are made, sorted (by rank or, in long rows, by a radix sort) and added up
+are made, sorted (by :func:`._hashing_numba.add_row`) and added up
 at its line's end. Tokens are separated by spaces, tabs and CRs, as in
 :mod:`._vw` (other ASCII whitespace is part of its token). It reads ASCII text only (Python
 checks that the bytes of other text are UTF-8; each byte is checked as it
