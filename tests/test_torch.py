@@ -6,7 +6,7 @@ coordinates in Python floats (FTRLAdam), the closed form written again here
 in numpy (initial values), an uninterrupted run (resuming).
 
 Skipped where torch is not installed, unless SKFTRL_REQUIRE_TORCH=1 (CI's
-torch stage), which makes a missing torch a failure.
+stage "every test"), which makes a missing torch a failure.
 """
 
 import io
