@@ -28,7 +28,9 @@
    and the start-up time of ``skftrl --version``.
 
 Every command is a whole process (imports, reading, training, saving the
-model), run after one warm-up run; the commands of a table take turns, in a
+model), run after one warm-up run (``--click-warmup 0``: none, but each
+skftrl command first runs once on a click table of 1,000 rows, which fills
+numba's cache); the commands of a table take turns, in a
 rotating order, ``--repeats`` times. Each table gives the median wall time,
 CPU time (user + system) and peak resident memory of each command, and the
 medians over the turns of the paired ratios VW wall time / its wall time
@@ -70,6 +72,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VW = [sys.executable, "-m", "vowpalwabbit", "--ftrl", "--loss_function", "logistic"]
 VW += ["--holdout_off", "--quiet"]
+# The click table of the untimed runs that fill numba's cache (--click-warmup 0).
+WARM_UP_ROWS = 1_000
 # The click CSV: 20 categorical columns of 10 to 100,000 distinct values.
 CLICK_COLUMNS = 20
 CARDINALITIES = np.unique(np.geomspace(10, 100_000, CLICK_COLUMNS).round().astype(int))
@@ -330,6 +334,11 @@ def click_speed(directory, data_dir, row_counts, repeats, baseline, warmup=1):
     or, if None, in ``directory`` (removed after their table); then each
     command's peak memory at each size."""
     peaks = {}
+    if not warmup:  # numba's cache filled all the same: compiling is no part of a turn
+        small = click_files(directory, WARM_UP_ROWS)
+        for name, command in click_commands(small, baseline).items():
+            if name.startswith("skftrl"):
+                run_once(command, directory)
     for n_rows in row_counts:
         if data_dir is not None:
             os.makedirs(data_dir, exist_ok=True)
@@ -510,7 +519,8 @@ def main():
         "--click-warmup",
         type=int,
         default=1,
-        help="warm-up runs of each click table command (default 1)",
+        help="warm-up runs of each click table command (default 1; with 0, each skftrl "
+        f"command still runs once on {WARM_UP_ROWS:,} rows first, to fill numba's cache)",
     )
     parser.add_argument(
         "--baseline", metavar="DIR", help="also time the skftrl package found in DIR"
