@@ -118,9 +118,11 @@ def test_vw_option_names_train_the_same_model(a9a_dir, case):
 
 
 def without_times(out):
-    """What a run printed, without its durations and speeds (nor the line
-    saying how long numba compiled, which only a run that compiles prints)."""
+    """What a run printed, without its durations and speeds (nor what says
+    how long numba compiled, which only a run that compiles prints: a line,
+    and a note of the scan's)."""
     out = re.sub(r"^numba compiled .*\n", "", out, flags=re.MULTILINE)
+    out = re.sub(r" \(of which numba compiling [^)]*\)", "", out)
     return re.sub(r" in (< )?\S+ s\b( \([0-9,]+ rows/s)?", "", out)
 
 
