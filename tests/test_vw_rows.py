@@ -92,6 +92,21 @@ def pieces(data, interactions, compiled, block_size):
         return list(_vw.vw_pieces(io.BytesIO(data), 6, interactions, None))
 
 
+def assert_read_alike(data, interactions, block_size):
+    """The chunks of VW bytes read by the compiled reader are those Python reads."""
+    python = pieces(data, interactions, False, block_size)
+    compiled = pieces(data, interactions, True, block_size)
+    assert len(compiled) == len(python)
+    for mine, reference in zip(compiled, python):
+        for name in ("indptr", "indices", "data"):  # bit for bit
+            assert np.array_equal(getattr(mine.X, name), getattr(reference.X, name)), name
+        assert mine.X.shape == reference.X.shape and mine.X.has_canonical_format
+        assert np.array_equal(mine.y, reference.y)
+        assert np.array_equal(mine.lines, reference.lines)
+        assert np.array_equal(mine.sample_weight, reference.sample_weight)
+        assert mine.tags.tolist() == reference.tags.tolist()
+
+
 @needs_numba
 @given(
     data=vw_files(),
@@ -104,17 +119,7 @@ def test_random_vw_lines_read_by_the_compiled_reader_as_python_reads_them(
     # Every block of these lines is the compiled reader's.
     parser = _vw.VwParser("t", 6, interactions, labels_required=None)
     assert parser.compiled_rows(_vw.compiled_reader(), 1, data) is not None
-    python = pieces(data, interactions, False, block_size)
-    compiled = pieces(data, interactions, True, block_size)
-    assert len(compiled) == len(python)
-    for mine, reference in zip(compiled, python):
-        for name in ("indptr", "indices", "data"):  # bit for bit
-            assert np.array_equal(getattr(mine.X, name), getattr(reference.X, name)), name
-        assert mine.X.shape == reference.X.shape and mine.X.has_canonical_format
-        assert np.array_equal(mine.y, reference.y)
-        assert np.array_equal(mine.lines, reference.lines)
-        assert np.array_equal(mine.sample_weight, reference.sample_weight)
-        assert mine.tags.tolist() == reference.tags.tolist()
+    assert_read_alike(data, interactions, block_size)
 
 
 @st.composite
@@ -150,11 +155,4 @@ def lines_of_few_namespaces(draw):
 def test_namespaces_named_as_in_the_line_before_read_by_the_compiled_reader_as_python_reads_them(
     data, interactions, block_size
 ):
-    python = pieces(data, interactions, False, block_size)
-    compiled = pieces(data, interactions, True, block_size)
-    assert len(compiled) == len(python)
-    for mine, reference in zip(compiled, python):
-        for name in ("indptr", "indices", "data"):
-            assert np.array_equal(getattr(mine.X, name), getattr(reference.X, name)), name
-        assert np.array_equal(mine.y, reference.y)
-        assert np.array_equal(mine.lines, reference.lines)
+    assert_read_alike(data, interactions, block_size)
