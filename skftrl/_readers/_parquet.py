@@ -28,7 +28,7 @@ from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
 # Batches decoded ahead of their hashing, at most.
 DECODED_AHEAD = 2
 # The rows hashed at a time (at least a chunk's): fewer, larger batches cost
-# fewer Python steps a row, for a few tens of MB more in flight.
+# fewer Python steps a row, for a few MB more in flight.
 BATCH_ROWS = 16_384
 
 
