@@ -177,7 +177,7 @@ class ColumnHasher(TransformerMixin, BaseEstimator):
         self._validate_params()
         fields, n_rows, names = self._fields(X, named=False)
         X_hashed = fields_matrix(fields, n_rows, self.hash_bits)
-        if not np.isfinite(X_hashed.data).all():
+        if not fields.only_categories and not np.isfinite(X_hashed.data).all():
             at = np.flatnonzero(~np.isfinite(X_hashed.data))[0]
             row = int(np.searchsorted(X_hashed.indptr, at, side="right") - 1)
             entries = [

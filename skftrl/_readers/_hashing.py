@@ -436,11 +436,14 @@ def crossed_rows(fields):
 class TableFields(list):
     """The :class:`FieldRows` of a table's fields (a list), whose hashes and
     values are the rows of two arrays ``(n_fields, n_rows)``: ``hashes``
-    and ``values``, which :func:`fields_matrix` reads without a copy."""
+    and ``values``, which :func:`fields_matrix` reads without a copy.
+    ``only_categories``: no field holds numbers, so every value is 1 (or
+    missing) and a row's sums are at most its number of fields."""
 
-    def __init__(self, fields, hashes, values):
+    def __init__(self, fields, hashes, values, only_categories=False):
         super().__init__(fields)
         self.hashes, self.values = hashes, values
+        self.only_categories = only_categories
 
 
 def table_fields(columns, n_rows, interactions=(), named=False):
@@ -468,7 +471,8 @@ def table_fields(columns, n_rows, interactions=(), named=False):
                 for field, rows in zip(crossed, of_fields)
             ]
             raise RowError(row, f"the cross of {listed(parts)} {OVERFLOWS}")
-    return TableFields([*fields.values(), *crossed_fields], hashes, values)
+    only_categories = all(column.numbers is None for column in columns.values())
+    return TableFields([*fields.values(), *crossed_fields], hashes, values, only_categories)
 
 
 def cross(first, second, n_rows):

@@ -243,7 +243,11 @@ def decoded_batches(parquet, name, batch_size, used):
     """``(row group, record batch)`` of the columns ``used`` of an open
     Parquet file, each batch at most ``batch_size`` rows of one row group."""
     for group in range(parquet.num_row_groups):
-        batches = parquet.iter_batches(batch_size, row_groups=[group], columns=used)
+        # pyarrow's own threads would cost more CPU than they save here: the
+        # batches are decoded in a thread of their own, beside the hashing.
+        batches = parquet.iter_batches(
+            batch_size, row_groups=[group], columns=used, use_threads=False
+        )
         while True:
             try:
                 batch = next(batches, None)
