@@ -14,9 +14,9 @@ each hash as it gathers a row's entries, with no pass of its own): one pass
 over the rows, each row's entries sorted and added up by :func:`add_row`
 (which the compiled VW reader's rows use too), instead of numpy's sort of
 the whole batch; it gives the same arrays, and releases the GIL. A row of
-up to 64 entries is sorted by a counting sort of its keys on their top bits
-and an insertion sort: the columns are hashes, so the keys spread evenly,
-few share a bucket and few move. A longer row is sorted by a radix sort.
+up to 64 entries is sorted by the ranks of its keys, counted by comparing
+every pair without a branch (vector instructions); a longer row by a radix
+sort.
 
 Importing this module needs numba (``pip install "skftrl[fast]"``).
 """
@@ -36,11 +36,10 @@ except RuntimeError:  # no writable cache location (see skftrl._engines._compile
     cache = False
 
 
-# Rows of up to SHORT_ROW entries are sorted by their keys (a column and a
-# place: PLACE_BITS) in BUCKETS buckets, longer ones by a radix sort.
+# Rows of up to SHORT_ROW entries are sorted by the ranks of their keys (a
+# column and a place: PLACE_BITS), longer ones by a radix sort.
 SHORT_ROW = 64
 PLACE_BITS = 6  # of a short row's entry, below its column in its sort key
-BUCKETS = 64
 
 
 @njit(cache=cache, nogil=True, inline="always")
@@ -51,33 +50,17 @@ def add_row(columns, values, n_row, order, scratch, counts, indices, data, n_ent
     ``n_entries``. ``order``, ``scratch`` (room for the row's places) and
     ``counts`` (257) are working space."""
     if n_row <= SHORT_ROW:
-        # A key's place (its low bits) keeps the order of a column's values.
-        # The keys are spread into buckets by their top bits (a counting
-        # sort), then an insertion sort puts them in order: the columns are
-        # hashes, so most buckets hold one key and few keys move.
-        highest = 0
+        # A key's place (its low bits) keeps the order of a column's values
+        # and makes the keys distinct: a key's rank, the number of keys
+        # below it, is its place in the sorted row. Counting the ranks
+        # compares every pair without a branch, in vector instructions.
         for a in range(n_row):
-            highest = max(highest, columns[a])
-        shift = PLACE_BITS
-        while (highest << PLACE_BITS) >> shift >= BUCKETS:
-            shift += 1
-        counts[: BUCKETS + 1] = 0
+            scratch[a] = (columns[a] << PLACE_BITS) | a
         for a in range(n_row):
-            counts[(((columns[a] << PLACE_BITS) | a) >> shift) + 1] += 1
-        for bucket in range(BUCKETS):
-            counts[bucket + 1] += counts[bucket]
-        for a in range(n_row):
-            key = (columns[a] << PLACE_BITS) | a
-            scratch[counts[key >> shift]] = key
-            counts[key >> shift] += 1
-        for a in range(1, n_row):
-            key, b = scratch[a], a
-            while b > 0 and scratch[b - 1] > key:
-                scratch[b] = scratch[b - 1]
-                b -= 1
-            scratch[b] = key
-        for a in range(n_row):
-            order[a] = scratch[a] & (2**PLACE_BITS - 1)
+            key, rank = scratch[a], 0
+            for b in range(n_row):
+                rank += scratch[b] < key
+            order[rank] = a
     else:
         # A least significant digit first radix sort (stable), a byte a pass.
         for a in range(n_row):
