@@ -1,8 +1,8 @@
 """Parquet files in chunks, through pyarrow, hashed by a ColumnHasher.
 
-A file is read a row group at a time, in record batches of at most
-``max(chunk_size, BATCH_ROWS)`` rows, only the columns used, decoded ahead
-of their hashing when the chunks are read ahead; the batches are cut into
+A file is read a row group at a time, in record batches of whole chunks
+(at least BATCH_ROWS rows), only the columns used, decoded ahead of their
+hashing when the chunks are read ahead; the batches are cut into
 chunks of exactly ``chunk_size`` rows by :func:`~._chunks.rechunk`. Columns of
 strings are read as dictionary arrays: the batches of a row group share its
 dictionary, whose values are hashed once (:func:`batch_features`). A chunk's
@@ -27,8 +27,8 @@ from ._tables import arrow_column, arrow_text, column_by_value, dictionary_codes
 
 # Batches decoded ahead of their hashing, at most.
 DECODED_AHEAD = 2
-# The rows hashed at a time (at least a chunk's): fewer, larger batches cost
-# fewer Python steps a row, for a few MB more in flight.
+# The rows hashed at a time, at least: fewer, larger batches cost fewer
+# Python steps a row, for a few MB more in flight.
 BATCH_ROWS = 16_384
 
 
@@ -310,7 +310,9 @@ def read_parquet(
     # reader's starts: two threads importing it at once (the reader's and a
     # learner's) can deadlock on its circular imports.
     compiled_hashing()
-    batch_size = max(chunk_size, BATCH_ROWS)
+    # Whole chunks: a batch is cut into chunks without copying its rows, but
+    # where a row group ends.
+    batch_size = chunk_size * -(-BATCH_ROWS // chunk_size)
     pieces = parquet_pieces(
         parquet, name, hasher, columns, batch_size, names, on_first_chunk, start
     )
