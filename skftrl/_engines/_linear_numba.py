@@ -33,6 +33,8 @@ from ._compile import (
     weight,
 )
 from ._linear_numpy import LinearNumpyEngine
+from ._math import new_state
+from ._undo import writable
 
 # ------------------------------------------------ the interactions' hooks
 # A family whose model is the linear model plus terms of interacting features
@@ -266,6 +268,25 @@ def pass_with_interactions(family, **hooks):
     return compile(hooked)
 
 
+# numba compiles a form of the pass for each combination of its arguments'
+# types, a few seconds each, and a read-only array or a contiguous one is
+# another type than a writable or a strided one. learn() gives every call on
+# the same kind of model and input the same types, so that they share one form
+# (the values computed are the same, only their types' flags differ).
+
+
+def _writable(array):
+    """``array``, or a writable view of it (or, where its memory is read-only,
+    as a read-only memory map's, a copy): the pass only reads it, and a
+    read-only array would make numba compile another form of it."""
+    if array.flags.writeable:
+        return array
+    try:
+        return writable(array)
+    except ValueError:
+        return array.copy()
+
+
 def learn(
     state,
     parameters,
@@ -281,14 +302,24 @@ def learn(
     :mod:`skftrl._engines`); ``interactions`` is a family's record for the
     hooks, or None."""
     z, n = state.z, state.n
+    # The estimators' (z, n) are strided views (new_state), but for a state of
+    # at most one feature (a model's, or a parallel pass's shard's), which is
+    # contiguous, as is a state made otherwise: that one learns in a copy laid
+    # out as new_state's, of at least two features (the second never read,
+    # since no row has it) so that it is strided too, written back after.
+    n_features = z.shape[1]
+    contiguous = any(array.T.flags.c_contiguous or array.T.flags.f_contiguous for array in (z, n))
+    if contiguous:
+        z, n = new_state(z.shape[0], max(n_features, 2), z.dtype)
+        z[:, :n_features], n[:, :n_features] = state.z, state.n
     margins = np.empty((len(rows), z.shape[0]), dtype=np.float64)
     recorded = compiled_pass(
-        X.indptr,
-        X.indices,
-        X.data,
-        np.asarray(targets, dtype=np.float64),
-        sample_weight,
-        np.asarray(rows, dtype=np.intp),
+        _writable(X.indptr),
+        _writable(X.indices),
+        _writable(X.data),
+        _writable(np.asarray(targets, dtype=np.float64)),
+        _writable(sample_weight),
+        _writable(np.asarray(rows, dtype=np.intp)),
         (z.T, n.T, state.z_intercept, state.n_intercept),
         parameters.loss.code,
         compiled_rates(parameters),
@@ -303,6 +334,8 @@ def learn(
         None if undo is None else undo.old,
         interactions,
     )
+    if contiguous:
+        state.z[...], state.n[...] = z[:, :n_features], n[:, :n_features]
     if undo is not None:
         undo.recorded_in_row_order(recorded)
     return margins
