@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skftrl._engines import LinearState, Parameters, get_loss, new_state
+from skftrl._engines import FMParameters, FMState, LinearState, Parameters, get_loss, new_state
 
 numba = pytest.importorskip("numba")
 _linear_numba = pytest.importorskip("skftrl._engines._linear_numba")
@@ -92,3 +92,31 @@ def test_a_contiguous_state_learns_as_the_estimators_strided_one(n_outputs, n_fe
     np.testing.assert_array_equal(contiguous_margins, strided_margins)
     for name in LinearState._fields:
         np.testing.assert_array_equal(getattr(contiguous, name), getattr(strided, name))
+
+
+@pytest.mark.parametrize("n_features", [1, 5])
+def test_the_factorization_machine_pass_has_one_form_for_any_number_of_factors(n_features):
+    # Its record of the factors (the interactions) is typed alike for k = 1,
+    # whose per-feature first factors are contiguous, and for k = 3.
+    _fm_numba = pytest.importorskip("skftrl._engines._fm_numba")
+    X, targets, sample_weight, rows = rows_of(n_features)
+    parameters = FMParameters(
+        loss=get_loss("log_loss"), learning_rate=0.1, beta=1.0, l1=0.5, l2=0.1
+    )
+    types = []
+    for n_factors in (1, 3):
+        z, n = new_state(1, n_features, np.float64)
+        factors = np.random.default_rng(0).normal(size=(1, n_features, n_factors))
+        state = FMState(z, n, np.zeros(1), np.zeros(1), factors, np.zeros_like(factors))
+        interactions = _fm_numba.pass_factors(state, parameters, X, rows)
+        given = []
+
+        def spy(*arguments, given=given):
+            given.append(tuple(numba.typeof(argument) for argument in arguments))
+            return _fm_numba._pass(*arguments)
+
+        _linear_numba.learn(
+            state, parameters, X, targets, sample_weight, rows, None, interactions, spy
+        )
+        types.append(given[0])
+    assert types[0] == types[1]

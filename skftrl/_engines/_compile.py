@@ -109,7 +109,8 @@ def rows_ahead(state):
 
 @intrinsic
 def _prefetch(typing_context, array, index):
-    """Ask the CPU to bring ``array[index]`` into its caches, without waiting.
+    """Ask the CPU to bring ``array[index]`` (of a 1-d array; ``array[index, 0,
+    ...]`` of more) into its caches, without waiting.
 
     LLVM's ``llvm.prefetch`` (read, high locality, data cache): unlike a load,
     it never stalls the instructions that follow. numba has no public API for
@@ -121,8 +122,9 @@ def _prefetch(typing_context, array, index):
         array_value, index_value = arguments
         index_value = context.cast(builder, index_value, index_type, types.intp)
         view = context.make_array(array_type)(context, builder, array_value)
+        zeros = [ir.Constant(index_value.type, 0)] * (array_type.ndim - 1)
         address = cgutils.get_item_pointer(
-            context, builder, array_type, view, [index_value], wraparound=False
+            context, builder, array_type, view, [index_value, *zeros], wraparound=False
         )
         byte_pointer = ir.IntType(8).as_pointer()
         integer = ir.IntType(32)
@@ -148,7 +150,8 @@ def prefetch_row(indptr, indices, rows, position, state_by_feature, rows_ahead):
     loop would wait for each of them in turn. Requested a few rows early,
     they arrive while the rows before are computed (each feature's z and n
     share a cache line, see _math.new_state). ``state_by_feature`` is one
-    array indexed by feature: one address per feature of each array.
+    array indexed by feature on its first axis: the address of each feature's
+    first value is prefetched.
     """
     ahead = position + rows_ahead
     if ahead >= rows.shape[0]:

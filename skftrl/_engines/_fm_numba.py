@@ -41,8 +41,10 @@ class PassFactors(NamedTuple):
     row_factors: np.ndarray  # and the factors, kept for the step
     sums: np.ndarray  # the row's s_f = sum_i v_{i,f} x_i (K, k)
     squares: np.ndarray  # the row's sum_i (v_{i,f} x_i)^2 (K, k)
-    # One address per feature of z and n to prefetch: the first output's first
-    # factor (a feature's others neighbour it).
+    # The first output's factors (F, k) of z and n, whose first of each
+    # feature is prefetched (a feature's others neighbour it). Not the 1-d
+    # view of the first factors: that one is contiguous for k = 1 or at most
+    # one feature and strided otherwise, two types, so two compiled passes.
     first_z: np.ndarray
     first_n: np.ndarray
 
@@ -62,8 +64,8 @@ def pass_factors(state, parameters, X, rows):
         np.empty(shape),
         np.empty(shape[1:]),
         np.empty(shape[1:]),
-        state.z_factors[0, :, 0],
-        state.n_factors[0, :, 0],
+        state.z_factors[0],
+        state.n_factors[0],
     )
 
 
