@@ -308,7 +308,7 @@ def learn(
     # out as new_state's, of at least two features (the second never read,
     # since no row has it) so that it is strided too, written back after.
     n_features = z.shape[1]
-    contiguous = any(array.T.flags.c_contiguous or array.T.flags.f_contiguous for array in (z, n))
+    contiguous = z.flags.forc or n.flags.forc  # C or F order
     if contiguous:
         z, n = new_state(z.shape[0], max(n_features, 2), z.dtype)
         z[:, :n_features], n[:, :n_features] = state.z, state.n
