@@ -305,8 +305,8 @@ def learn(
     # The estimators' (z, n) are strided views (new_state), but for a state of
     # at most one feature (a model's, or a parallel pass's shard's), which is
     # contiguous, as is a state made otherwise: that one learns in a copy laid
-    # out as new_state's, of at least two features (the second never read,
-    # since no row has it) so that it is strided too, written back after.
+    # out as new_state's, of at least two features (so that it is strided too;
+    # no row reads the ones added), written back after.
     n_features = z.shape[1]
     contiguous = z.flags.forc or n.flags.forc  # C or F order
     if contiguous:
