@@ -47,8 +47,11 @@ def linear_state(z, n):
     return LinearState(z, n, np.zeros(z.shape[0]), np.zeros(z.shape[0]))
 
 
-def test_read_only_inputs_are_given_as_writable_ones():
+def test_read_only_inputs_are_given_as_writable_ones(tmp_path):
+    # Read-only arrays, and those of a read-only memory map (whose memory no
+    # view can write: the pass is given a copy).
     X, targets, sample_weight, rows = rows_of(5)
+    np.save(tmp_path / "targets.npy", targets)
     frozen_X = sp.csr_matrix(
         (read_only(X.data), read_only(X.indices), read_only(X.indptr)), shape=X.shape
     )
@@ -58,7 +61,7 @@ def test_read_only_inputs_are_given_as_writable_ones():
     frozen_margins, frozen_types = learned_with_types(
         linear_state(*new_state(1, 5, np.float64)),
         frozen_X,
-        read_only(targets),
+        np.load(tmp_path / "targets.npy", mmap_mode="r"),
         read_only(sample_weight),
         read_only(rows),
     )
